@@ -1,0 +1,45 @@
+"""The thread-safe handle through which a session steers a running search.
+
+The search runs on a worker thread (or process) and polls this object about every 1,024
+nodes; the session calls :meth:`stop` and :meth:`ponderhit` from the event loop.  Only
+``threading.Event`` and a float cross the boundary, so polling costs one attribute read.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+
+class SearchControl:
+    __slots__ = ("_clock", "_ponderhit_at", "_stop", "pondering")
+
+    def __init__(self, *, pondering: bool = False, clock: Callable[[], float] = time.monotonic):
+        self._stop = threading.Event()
+        self._clock = clock
+        self._ponderhit_at: float | None = None
+        self.pondering = pondering
+        """True until ``ponderhit``: the clock does not run while pondering."""
+
+    def stop(self) -> None:
+        """Ask the search to finish now; it returns the last completed iteration's move."""
+        self._stop.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def ponderhit(self) -> None:
+        """The opponent played the expected move: from now on the clock runs normally."""
+        self._ponderhit_at = self._clock()
+        self.pondering = False
+
+    @property
+    def ponderhit_at(self) -> float | None:
+        """Monotonic time of the ``ponderhit`` (the search restarts its time budget there)."""
+        return self._ponderhit_at
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until stopped (used by searches that finished early under infinite/ponder)."""
+        return self._stop.wait(timeout)

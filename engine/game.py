@@ -1,0 +1,158 @@
+"""The game contract: everything the search may ask of a game, and nothing more.
+
+The engine is game-agnostic.  A game adapter (in ``games/``) is a mutable position with
+make/unmake, which is what a depth-first search needs: one object per search, moves pushed and
+popped as the search walks the tree, no copies on the hot path.
+
+Outcomes are small integers from the side to move's point of view: ``-1`` loss, ``0`` draw,
+``+1`` win.  The search turns them into distance-adjusted scores (:mod:`engine.score`).
+
+Terminal rules, precisely (the search relies on them):
+
+* ``legal_moves()`` (= ``noisy_moves()`` + ``quiet_moves()``, disjoint) is empty exactly when the
+  game's own move rules end the game: checkmate, stalemate, a completed line, a full board.
+  Draws by rule (repetition, 50-move, insufficient material) do *not* empty it, so perft counts
+  the game tree as the literature does.
+* ``is_terminal()`` is a *cheap* test that never generates moves.  It is true when the game is
+  decided without looking at moves: a completed line, or a draw by rule (in search, chess
+  treats the first repetition as a draw).  It may return ``False`` for a position that has no
+  legal moves; the search then finds the move list empty.
+* ``terminal_value()`` is valid when ``is_terminal()`` is true *or* the move list is empty.
+
+Evaluation is linear (DESIGN.md): ``features()`` are numbers fᵢ of the position, the game's
+``evaluator`` holds weights wᵢ, and ``evaluate()`` returns round(Σ wᵢ·fᵢ) from the side to
+move's point of view.  ``evaluate()`` may compute the same sum faster than going through the
+dictionary, but must agree with ``evaluator.evaluate(features())``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
+
+if TYPE_CHECKING:
+    from engine.eval import LinearEvaluator
+
+MoveT = TypeVar("MoveT", bound=Hashable)
+
+
+class GameError(ValueError):
+    """Base class for a game's complaints about its input."""
+
+
+class IllegalMoveError(GameError):
+    """A move text that does not parse, or names a move that is not legal here."""
+
+
+class InvalidPositionError(GameError):
+    """A position description (FEN or similar) that does not describe a legal position."""
+
+
+@runtime_checkable
+class Game(Protocol[MoveT]):
+    """A mutable game position.  Moves are opaque hashable values owned by the adapter."""
+
+    #: Registry name, also the UCI_Variant value ("chess", "tictactoe", ...).
+    variant: str
+
+    # -- moves ---------------------------------------------------------------------------
+    def legal_moves(self) -> list[MoveT]:
+        """All legal moves (order unspecified).  Empty when the move rules end the game."""
+        ...
+
+    def noisy_moves(self) -> list[MoveT]:
+        """Tactical moves for quiescence (captures, promotions), best first by the game's
+        cheap hint (MVV-LVA for chess).  May be empty for quiet games."""
+        ...
+
+    def quiet_moves(self) -> list[MoveT]:
+        """The legal moves that ``noisy_moves()`` does not return, order unspecified.
+
+        Generated only when the search gets past the tactical stage, so a cut-off on a capture
+        never pays for quiet move generation."""
+        ...
+
+    def is_noisy(self, move: MoveT) -> bool:
+        """True when ``move`` is one that ``noisy_moves()`` would return."""
+        ...
+
+    def push(self, move: MoveT) -> None:
+        """Play a legal move.  Only moves from this position's move lists may be pushed."""
+        ...
+
+    def pop(self) -> None:
+        """Undo the last ``push`` or ``push_null``."""
+        ...
+
+    def can_null_move(self) -> bool:
+        """True when passing is a sound heuristic here (null-move pruning): never in check,
+        never in zugzwang-prone positions (e.g. chess pawn endings), never in games where
+        passing is meaningless."""
+        ...
+
+    def push_null(self) -> None:
+        """Pass the move to the opponent (only when ``can_null_move()``)."""
+        ...
+
+    # -- state ---------------------------------------------------------------------------
+    def is_terminal(self) -> bool: ...
+
+    def terminal_value(self) -> int:
+        """-1, 0 or +1 for the side to move; see the module docstring for when it is valid."""
+        ...
+
+    def in_check(self) -> bool:
+        """True when the side to move is in check (drives check extensions); False in games
+        without checks."""
+        ...
+
+    def key(self) -> int:
+        """Transposition key: equal positions (same side to move, same rights) give equal
+        keys; deterministic across processes (the bench node count depends on it)."""
+        ...
+
+    @property
+    def side(self) -> int:
+        """0 when the first player (white) is to move, 1 for the second player."""
+        ...
+
+    @property
+    def ply(self) -> int:
+        """Half-moves played since the game's start position (for time management)."""
+        ...
+
+    # -- evaluation ----------------------------------------------------------------------
+    @property
+    def evaluator(self) -> LinearEvaluator:
+        """The weights this game evaluates with."""
+        ...
+
+    def features(self) -> Mapping[str, float]:
+        """Feature values fᵢ, from the side to move's point of view."""
+        ...
+
+    def evaluate(self) -> int:
+        """Static evaluation from the side to move's point of view, |value| < MATE_BOUND."""
+        ...
+
+    # -- notation ------------------------------------------------------------------------
+    def parse_move(self, text: str) -> MoveT:
+        """Parse a move in the game's UCI notation; raise IllegalMoveError unless legal."""
+        ...
+
+    def format_move(self, move: MoveT) -> str:
+        """The move in the game's UCI notation (what ``bestmove`` prints)."""
+        ...
+
+    def fen(self) -> str:
+        """The position in the game's FEN dialect (round-trips through the registry)."""
+        ...
+
+    def display(self) -> str:
+        """A human-readable board for the ``d`` command (several lines, no trailing newline)."""
+        ...
+
+    def copy(self) -> Game[MoveT]:
+        """An independent copy with the same position and history (the search runs on a copy,
+        so the session's position is never touched by a running search)."""
+        ...

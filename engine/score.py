@@ -1,0 +1,97 @@
+"""Integer scores, always from the side to move's point of view.
+
+Why integers: the search compares and negates scores billions of times; ints are exact,
+hashable and cheap, and a mate score can carry its distance in the low bits.
+
+A mate found ``n`` plies from the *root* is stored as ``MATE - n`` (winning) or ``-(MATE - n)``
+(losing).  The transposition table is shared by nodes at different plies, so entries hold the
+distance from the *node* instead: :func:`to_tt` on store, :func:`from_tt` on probe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MATE = 30_000
+"""Score of a side that mates on the spot (never reached: a mate is at least one ply away)."""
+
+MAX_PLY = 512
+"""Deepest ply a search may reach; bounds mate distances."""
+
+MATE_BOUND = MATE - MAX_PLY
+"""Scores with ``abs(score) >= MATE_BOUND`` are mate scores."""
+
+INF = MATE + 1
+"""Strictly greater than any real score; the open window is (-INF, INF)."""
+
+DRAW = 0
+
+
+def mate_in(ply: int) -> int:
+    """Score for giving mate ``ply`` plies from the root."""
+    return MATE - ply
+
+
+def mated_in(ply: int) -> int:
+    """Score for being mated ``ply`` plies from the root."""
+    return -MATE + ply
+
+
+def is_mate(score: int) -> bool:
+    return abs(score) >= MATE_BOUND
+
+
+def to_tt(score: int, ply: int) -> int:
+    """Make a root-relative mate score node-relative before storing it."""
+    if score >= MATE_BOUND:
+        return score + ply
+    if score <= -MATE_BOUND:
+        return score - ply
+    return score
+
+
+def from_tt(score: int, ply: int) -> int:
+    """Inverse of :func:`to_tt`, applied when a node at ``ply`` reads an entry."""
+    if score >= MATE_BOUND:
+        return score - ply
+    if score <= -MATE_BOUND:
+        return score + ply
+    return score
+
+
+def outcome_score(outcome: int, ply: int) -> int:
+    """Turn a game outcome (-1 loss, 0 draw, +1 win for the side to move) into a score."""
+    if outcome > 0:
+        return mate_in(ply)
+    if outcome < 0:
+        return mated_in(ply)
+    return DRAW
+
+
+@dataclass(frozen=True, slots=True)
+class Cp:
+    """A heuristic score in centipawns (or the game's equivalent unit)."""
+
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class Mate:
+    """A forced mate in ``moves`` full moves; negative when the side to move gets mated.
+
+    ``Mate(0)`` is the side to move being mated already (as UCI's ``score mate 0``).
+    """
+
+    moves: int
+
+
+Reported = Cp | Mate
+
+
+def report(score: int) -> Reported:
+    """Convert a root score into what UCI reports: ``Cp`` or ``Mate`` in moves (not plies)."""
+    if score >= MATE_BOUND:
+        return Mate((MATE - score + 1) // 2)
+    if score <= -MATE_BOUND:
+        return Mate(-((MATE + score) // 2))
+    return Cp(score)
