@@ -13,18 +13,28 @@ from collections.abc import Callable
 
 
 class SearchControl:
-    __slots__ = ("_clock", "_ponderhit_at", "_stop", "pondering")
+    __slots__ = ("_clock", "_listeners", "_ponderhit_at", "_stop", "pondering")
 
     def __init__(self, *, pondering: bool = False, clock: Callable[[], float] = time.monotonic):
         self._stop = threading.Event()
         self._clock = clock
         self._ponderhit_at: float | None = None
+        self._listeners: list[Callable[[str], None]] = []
         self.pondering = pondering
         """True until ``ponderhit``: the clock does not run while pondering."""
+
+    def add_listener(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener("stop")`` / ``listener("ponderhit")`` when those happen.
+
+        For runners whose search lives elsewhere (a worker process) and must be told,
+        rather than poll this object."""
+        self._listeners.append(listener)
 
     def stop(self) -> None:
         """Ask the search to finish now; it returns the last completed iteration's move."""
         self._stop.set()
+        for listener in self._listeners:
+            listener("stop")
 
     @property
     def stopped(self) -> bool:
@@ -34,6 +44,8 @@ class SearchControl:
         """The opponent played the expected move: from now on the clock runs normally."""
         self._ponderhit_at = self._clock()
         self.pondering = False
+        for listener in self._listeners:
+            listener("ponderhit")
 
     @property
     def ponderhit_at(self) -> float | None:

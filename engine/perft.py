@@ -6,13 +6,12 @@ Game-agnostic through the contract's make/unmake; draws by rule do not stop the 
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from dataclasses import dataclass
 
-from engine.game import Game
+from engine.game import Game, MoveT
 
 
-def perft(game: Game[Hashable], depth: int) -> int:
+def perft(game: Game[MoveT], depth: int) -> int:
     """Number of move sequences of exactly ``depth`` plies (fewer if the game ends first:
     a finished game is a leaf only at ``depth`` 0)."""
     if depth == 0:
@@ -28,7 +27,7 @@ def perft(game: Game[Hashable], depth: int) -> int:
     return total
 
 
-def divide(game: Game[Hashable], depth: int) -> list[tuple[str, int]]:
+def divide(game: Game[MoveT], depth: int) -> list[tuple[str, int]]:
     """Per-root-move counts (``depth`` >= 1), sorted by move text, as ``go perft`` prints."""
     counts = []
     for move in game.legal_moves():
@@ -46,7 +45,7 @@ class TreeCount:
     games: int
 
 
-def count_tree(game: Game[Hashable]) -> TreeCount:
+def count_tree(game: Game[MoveT]) -> TreeCount:
     """Walk the complete game tree (only sensible for small games such as tic-tac-toe)."""
     nodes = 1
     games = 0

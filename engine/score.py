@@ -95,3 +95,21 @@ def report(score: int) -> Reported:
     if score <= -MATE_BOUND:
         return Mate(-((MATE + score) // 2))
     return Cp(score)
+
+
+def wdl(score: int, scale: float = 200.0) -> tuple[int, int, int]:
+    """Win/draw/loss per mille for a root score (UCI_ShowWDL).
+
+    A logistic expectation E = 1 / (1 + 10^(-cp/scale·…)) split so that draws are likeliest
+    near 0 and vanish as |cp| grows; mates are certain.  Game-agnostic: ``scale`` is the
+    score at which the side to move is clearly better (two pawns in chess).
+    """
+    if score >= MATE_BOUND:
+        return 1000, 0, 0
+    if score <= -MATE_BOUND:
+        return 0, 0, 1000
+    win = 1.0 / (1.0 + 10.0 ** ((scale - score) / scale))
+    loss = 1.0 / (1.0 + 10.0 ** ((scale + score) / scale))
+    w = round(1000 * win)
+    lo = round(1000 * loss)
+    return w, 1000 - w - lo, lo

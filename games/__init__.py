@@ -6,21 +6,49 @@ how to build a position from its FEN dialect.  Games import only the engine's co
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
+from engine.control import SearchControl
 from engine.game import Game, InvalidPositionError
+from engine.info import InfoCallback, SearchResult
+from engine.limits import Limits
+
+
+class ExactSolver(Protocol):
+    """A game's exact solver, tried before the normal search (``Variant.solve``).
+
+    It returns the proven result (``score`` exact: ``Mate`` for a forced win or loss,
+    ``Cp(0)`` for a draw; ``best``/``pv`` in the game's move notation), after reporting it
+    through ``on_info``; or ``None`` when it declines the position or the limits, runs out of
+    its own budget, or is stopped, in which case the caller runs the normal search.  It never
+    waits for ``stop``/``ponderhit`` itself: holding ``bestmove`` is the session's job.
+    ``game`` may be mutated (pass a copy).
+    """
+
+    def __call__(
+        self,
+        game: Game[Any],
+        limits: Limits,
+        control: SearchControl,
+        on_info: InfoCallback,
+        *,
+        move_overhead_ms: int,
+    ) -> SearchResult | None: ...
 
 
 @dataclass(frozen=True, slots=True)
 class Variant:
     name: str
     start_fen: str
-    from_fen: Callable[[str, bool], Game[Hashable]]
+    from_fen: Callable[[str, bool], Game[Any]]
     """Build a position from FEN; the flag is UCI_Chess960 (ignored by games without it)."""
     description: str = ""
+    solve: ExactSolver | None = None
+    """The game's exact solver, if it has one (see :class:`ExactSolver`)."""
 
-    def new(self, fen: str | None = None, *, chess960: bool = False) -> Game[Hashable]:
+    def new(self, fen: str | None = None, *, chess960: bool = False) -> Game[Any]:
         """The start position, or the given FEN; raises InvalidPositionError."""
         return self.from_fen(self.start_fen if fen is None else fen, chess960)
 
@@ -43,7 +71,7 @@ def get_variant(name: str) -> Variant:
 
 def _load_builtin() -> None:
     # Imported for their registration side effect; kept here so `import games` is enough.
-    from games import chess_game, tictactoe  # noqa: F401, PLC0415
+    from games import chess_game, connect4, tictactoe  # noqa: F401, PLC0415
 
 
 _load_builtin()

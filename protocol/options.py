@@ -1,0 +1,265 @@
+"""The engine's UCI options: what is declared, and what ``setoption`` may change.
+
+Declarations are data (one frozen spec per option) so the ``uci`` answer, validation and the
+defaults cannot drift apart.  :meth:`Options.set` is all-or-nothing: a rejected value raises
+:class:`OptionError` and leaves every stored value as it was (DESIGN.md convention 8).
+
+Option names are not case-sensitive in UCI, so lookups fold case; values are stored and
+printed with the declared spelling (``setoption name hash value 64`` sets ``Hash``, and a
+combo value ``TicTacToe`` is stored as the declared ``tictactoe``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine.classic import UCI_ALGORITHMS
+from protocol.commands import parse_int, show
+from protocol.errors import OptionError, UnknownOptionError
+
+__all__ = [
+    "Button",
+    "Check",
+    "Combo",
+    "OptionError",
+    "OptionSpec",
+    "Options",
+    "Spin",
+    "String",
+    "UnknownOptionError",
+    "default_specs",
+]
+
+EMPTY_STRING = "<empty>"
+"""How UCI spells the empty string as an option value (both in ``option`` and ``setoption``)."""
+
+
+def _check_name(name: str) -> None:
+    # A name that is blank, or contains the keyword "value", could not be sent back by a GUI
+    # in a ``setoption`` line that parses to the same name.
+    words = name.split()
+    if not words or " ".join(words) != name or "value" in words:
+        raise ValueError(f"unusable option name {name!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Spin:
+    """An integer in ``min..max``."""
+
+    name: str
+    default: int
+    min: int
+    max: int
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+        if not self.min <= self.default <= self.max:
+            raise ValueError(f"{self.name}: default {self.default} outside {self.min}..{self.max}")
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """A boolean, sent as ``true``/``false``."""
+
+    name: str
+    default: bool
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class Combo:
+    """One of a fixed list of words."""
+
+    name: str
+    default: str
+    choices: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+        folded = [choice.casefold() for choice in self.choices]
+        if len(set(folded)) != len(folded):
+            raise ValueError(f"{self.name}: choices differ only by case: {self.choices}")
+        if self.default.casefold() not in folded:
+            raise ValueError(f"{self.name}: default {self.default!r} not among {self.choices}")
+        if any(not choice or choice.split() != [choice] or choice == "var"
+               for choice in self.choices):
+            raise ValueError(f"{self.name}: choices must be single words other than 'var'")
+
+
+@dataclass(frozen=True, slots=True)
+class Button:
+    """An action without a value (``Clear Hash``); the session reacts to it being set."""
+
+    name: str
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class String:
+    """Free text, possibly empty."""
+
+    name: str
+    default: str
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+
+
+OptionSpec = Spin | Check | Combo | Button | String
+
+HASH_MAX_MIB = 4096
+
+
+def default_specs(variants: Sequence[str]) -> tuple[OptionSpec, ...]:
+    """The options Brudno declares, with ``UCI_Variant`` offering ``variants``.
+
+    ``Threads`` is declared (GUIs expect it) but fixed at 1: the search is single-threaded.
+    ``Algorithm`` picks the searcher: ``pvs`` is the production search, the other values are
+    the classic algorithms of :mod:`engine.classic` (for matching them against each other).
+    The variant default is ``chess`` when it is offered, else the first variant given.
+    """
+    if not variants:
+        raise ValueError("at least one variant is needed for UCI_Variant")
+    variant_default = "chess" if "chess" in variants else variants[0]
+    return (
+        Spin("Hash", 16, 1, HASH_MAX_MIB),
+        Spin("Threads", 1, 1, 1),
+        Spin("MultiPV", 1, 1, 256),
+        Check("Ponder", False),
+        Spin("Move Overhead", 30, 0, 5000),
+        Button("Clear Hash"),
+        Combo("UCI_Variant", variant_default, tuple(variants)),
+        Check("UCI_Chess960", False),
+        Check("UCI_ShowWDL", False),
+        Check("UCI_AnalyseMode", False),
+        String("UCI_Opponent", ""),
+        Combo("Algorithm", "pvs", ("pvs", *UCI_ALGORITHMS)),
+    )
+
+
+class Options:
+    """Current values of a fixed set of declared options.
+
+    Not thread-safe by design: the session owns it and applies ``setoption`` between
+    searches (UCI forbids ``setoption`` while searching).
+    """
+
+    __slots__ = ("_specs_by_key", "_values", "specs")
+
+    def __init__(self, specs: Sequence[OptionSpec]) -> None:
+        self.specs: tuple[OptionSpec, ...] = tuple(specs)
+        self._specs_by_key: dict[str, OptionSpec] = {}
+        self._values: dict[str, int | bool | str] = {}
+        for spec in self.specs:
+            key = spec.name.casefold()
+            if key in self._specs_by_key:
+                raise ValueError(f"option {spec.name!r} declared twice")
+            self._specs_by_key[key] = spec
+            if not isinstance(spec, Button):
+                self._values[key] = spec.default
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and " ".join(name.split()).casefold() in self._specs_by_key
+
+    def spec(self, name: str) -> OptionSpec:
+        """The declaration of ``name`` (any case); :class:`UnknownOptionError` if undeclared."""
+        spec = self._specs_by_key.get(" ".join(name.split()).casefold())
+        if spec is None:
+            raise UnknownOptionError(f"unknown option {show(name)}", option=name)
+        return spec
+
+    def set(self, name: str, value: str | None) -> OptionSpec:
+        """Validate and store ``value`` for ``name``; returns the option's spec.
+
+        The caller reacts to the returned spec (``Hash`` → resize, ``Clear Hash`` → clear).
+        Raises :class:`OptionError` (naming the option and the offending text) and changes
+        nothing when the name is unknown or the value is unacceptable.  A ``String`` option
+        given no value, or the UCI spelling ``<empty>``, becomes the empty string.
+        """
+        spec = self.spec(name)
+        if isinstance(spec, Button):
+            return spec  # a button carries no value; any text sent with it is meaningless
+        self._values[spec.name.casefold()] = _convert(spec, value)
+        return spec
+
+    def __getitem__(self, name: str) -> int | bool | str:
+        """Current value of ``name`` (any case).
+
+        Undeclared names raise :class:`UnknownOptionError` (a ``KeyError`` and an
+        :class:`OptionError`); buttons have no value and raise a plain ``KeyError``.
+        """
+        spec = self.spec(name)
+        try:
+            return self._values[spec.name.casefold()]
+        except KeyError:
+            raise KeyError(f"option {spec.name!r} is a button and has no value") from None
+
+    def get_int(self, name: str) -> int:
+        """The value of a ``Spin`` option, typed for callers."""
+        value = self[name]
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"option {name!r} is not an integer option")
+        return value
+
+    def get_bool(self, name: str) -> bool:
+        """The value of a ``Check`` option, typed for callers."""
+        value = self[name]
+        if not isinstance(value, bool):
+            raise TypeError(f"option {name!r} is not a check option")
+        return value
+
+    def get_str(self, name: str) -> str:
+        """The value of a ``Combo`` or ``String`` option, typed for callers."""
+        value = self[name]
+        if not isinstance(value, str):
+            raise TypeError(f"option {name!r} is not a text option")
+        return value
+
+    def values(self) -> dict[str, int | bool | str]:
+        """Every stored value keyed by declared name, in declaration order (for display)."""
+        return {
+            spec.name: self._values[spec.name.casefold()]
+            for spec in self.specs
+            if not isinstance(spec, Button)
+        }
+
+
+def _convert(spec: Spin | Check | Combo | String, value: str | None) -> int | bool | str:
+    """The typed value ``value`` denotes for ``spec``, or :class:`OptionError`."""
+    if isinstance(spec, String):
+        if value is None or value == EMPTY_STRING:
+            return ""
+        return value
+    if value is None:
+        raise OptionError(f"{spec.name}: missing value", option=spec.name)
+    text = value.strip()
+    if isinstance(spec, Spin):
+        number = parse_int(text)
+        if number is None:
+            raise OptionError(f"{spec.name}: {show(value)} is not an integer",
+                              option=spec.name, value=value)
+        if not spec.min <= number <= spec.max:
+            raise OptionError(f"{spec.name}: {number} is out of range {spec.min}..{spec.max}",
+                              option=spec.name, value=value)
+        return number
+    if isinstance(spec, Check):
+        folded = text.casefold()
+        if folded == "true":
+            return True
+        if folded == "false":
+            return False
+        raise OptionError(f"{spec.name}: {show(value)} is not 'true' or 'false'",
+                          option=spec.name, value=value)
+    folded = text.casefold()
+    for choice in spec.choices:
+        if choice.casefold() == folded:
+            return choice
+    raise OptionError(
+        f"{spec.name}: {show(value)} is not one of {', '.join(spec.choices)}",
+        option=spec.name, value=value,
+    )

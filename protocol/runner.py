@@ -1,0 +1,105 @@
+"""Where searches run: off the event loop, one at a time per session.
+
+The session never searches (DESIGN.md): it hands a position and limits to a runner and awaits
+the result, while the event loop keeps answering ``isready`` and ``stop``.  The runner owns
+the :class:`~engine.search.Searcher` and so the session's transposition table.
+
+:class:`ThreadRunner` uses one worker thread per session.  CPython's GIL still lets the event
+loop run between the search's bytecodes (the switch interval is 5 ms), which is what stdio
+needs; transports that serve many sessions at once can supply a runner backed by worker
+processes instead, behind the same interface.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+from engine.search import Searcher
+
+from engine.control import SearchControl
+from engine.game import Game
+from engine.info import InfoCallback, SearchResult
+from engine.limits import Limits
+
+T = TypeVar("T")
+
+
+class SearchRunner(Protocol):
+    async def search(
+        self,
+        game: Game[Any],
+        limits: Limits,
+        control: SearchControl,
+        on_info: InfoCallback,
+        *,
+        multipv: int,
+        move_overhead_ms: int,
+    ) -> SearchResult:
+        """Search ``game`` (which the runner may mutate: pass a copy) and return the result.
+
+        ``on_info`` is called on the event loop's thread, in the order the search reported.
+        """
+        ...
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run any other long job (perft, bench) off the event loop."""
+        ...
+
+    async def resize_hash(self, hash_mb: int) -> None: ...
+
+    async def clear(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class ThreadRunner:
+    """A :class:`SearchRunner` with one dedicated worker thread and one Searcher."""
+
+    def __init__(self, hash_mb: int = 16) -> None:
+        self._executor = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="brudno-search"
+        )
+        self._searcher = Searcher(hash_mb)
+
+    async def search(
+        self,
+        game: Game[Any],
+        limits: Limits,
+        control: SearchControl,
+        on_info: InfoCallback,
+        *,
+        multipv: int,
+        move_overhead_ms: int,
+    ) -> SearchResult:
+        loop = asyncio.get_running_loop()
+
+        def report(info: Any) -> None:
+            # Called on the worker thread; hop to the loop so the session stays single-threaded.
+            loop.call_soon_threadsafe(on_info, info)
+
+        return await loop.run_in_executor(
+            self._executor,
+            lambda: self._searcher.search(
+                game,
+                limits,
+                control=control,
+                on_info=report,
+                multipv=multipv,
+                move_overhead_ms=move_overhead_ms,
+            ),
+        )
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+    async def resize_hash(self, hash_mb: int) -> None:
+        await self.call(self._searcher.resize_hash, hash_mb)
+
+    async def clear(self) -> None:
+        await self.call(self._searcher.clear)
+
+    async def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)

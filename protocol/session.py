@@ -1,0 +1,399 @@
+"""One UCI engine session: a transport-agnostic state machine.
+
+States (DESIGN.md): IDLE → SEARCHING (a ``go`` is running) → STOPPING (``stop`` was asked,
+waiting for the search to hand back its move) → IDLE.  Invariants this module keeps:
+
+* every ``go`` gets exactly one ``bestmove``, and it is never dropped by a sink;
+* during ``go infinite`` / ``go ponder`` no ``bestmove`` before ``stop`` / ``ponderhit``,
+  even if the search ran out of tree first;
+* ``isready`` is answered at once, searching or not;
+* bad input produces ``info string error: …`` and changes nothing (position, options, TT).
+
+The session never searches itself: searches, perft and bench run in a :class:`SearchRunner`
+off the event loop.  The session owns the position (as start FEN + moves, so a change of
+``UCI_Chess960`` or ``UCI_Variant`` can rebuild it), the options, and the output sink.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from importlib import metadata
+from typing import Any, Protocol
+
+from engine.control import SearchControl
+from engine.eval import format_explanation
+from engine.game import Game, GameError, IllegalMoveError
+from engine.info import SearchInfo, SearchResult
+from engine.limits import Limits
+from engine.perft import divide
+from games import GAMES, Variant, get_variant
+from protocol import commands as cmd
+from protocol.bench import run_bench
+from protocol.formatting import (
+    bestmove_line,
+    error_line,
+    id_lines,
+    info_line,
+    info_string,
+    option_line,
+)
+from protocol.options import Button, OptionError, Options, default_specs
+from protocol.runner import SearchRunner, ThreadRunner
+
+log = logging.getLogger(__name__)
+
+ENGINE_NAME = "Brudno"
+ENGINE_AUTHOR = "the Brudno developers"
+MAX_LINE_LENGTH = 1 << 16
+"""Longer lines are refused: no legitimate UCI command comes near it (a game of 1,000 moves
+is about 5,000 characters)."""
+
+
+def engine_version() -> str:
+    try:
+        return metadata.version("brudno")
+    except metadata.PackageNotFoundError:
+        return "dev"
+
+
+class State(enum.Enum):
+    IDLE = "idle"
+    SEARCHING = "searching"
+    STOPPING = "stopping"
+
+
+class LineSink(Protocol):
+    """Where the session's output lines go.  Must not block the event loop for long.
+
+    ``droppable`` lines (search ``info``) may be discarded by a transport under backpressure;
+    every other line (``bestmove``, ``readyok``, errors) must be delivered.
+    """
+
+    def send(self, line: str, *, droppable: bool = False) -> None: ...
+
+
+class EngineSession:
+    def __init__(
+        self,
+        sink: LineSink,
+        *,
+        runner_factory: Callable[[int], SearchRunner] = ThreadRunner,
+    ) -> None:
+        self._sink = sink
+        self._options = Options(default_specs(list(GAMES)))
+        self._runner = runner_factory(self._options.get_int("Hash"))
+        self._variant: Variant = get_variant(self._options.get_str("UCI_Variant"))
+        self._start_fen: str | None = None
+        self._moves: tuple[str, ...] = ()
+        self._game: Game[Any] = self._variant.new()
+        self._debug = False
+        self.state = State.IDLE
+        self._control: SearchControl | None = None
+        self._job: asyncio.Task[None] | None = None
+        self._release: asyncio.Event | None = None
+        """Set when a held bestmove (infinite / ponder) may be sent."""
+        self._closed = False
+
+    # -- public interface ------------------------------------------------------------------
+    @property
+    def position(self) -> Game[Any]:
+        """The current position (read-only by convention; the search works on a copy)."""
+        return self._game
+
+    @property
+    def options(self) -> Options:
+        return self._options
+
+    async def handle(self, line: str) -> bool:
+        """Process one input line.  Returns False once the session should end (``quit``)."""
+        if self._closed:
+            return False
+        if len(line) > MAX_LINE_LENGTH:
+            self._error("line too long", f"{len(line)} characters, limit {MAX_LINE_LENGTH}")
+            return True
+        command = cmd.parse_command(line)
+        if self._debug and not isinstance(command, cmd.Empty):
+            self._say(f"debug: received {line.strip()!r} in state {self.state.value}")
+        try:
+            return await self._dispatch(command)
+        except Exception as exc:  # a bug must never take the session down with it
+            log.exception("internal error while handling %r", line)
+            self._error(f"internal error: {exc}", line.strip())
+            return True
+
+    async def finish_input(self) -> None:
+        """Input ended (EOF): let a finite search finish and deliver its move, then close.
+
+        An infinite or pondering search would never end on its own, so it is stopped.
+        """
+        if self._job is not None and self._release is not None and not self._release.is_set():
+            self._stop_search()
+        await self.close()
+
+    async def close(self) -> None:
+        """Wait for any running job (its bestmove is sent), then release the runner."""
+        if self._closed:
+            return
+        await self._wait_job()
+        self._closed = True
+        await self._runner.close()
+
+    # -- dispatch --------------------------------------------------------------------------
+    async def _dispatch(self, command: cmd.Command) -> bool:
+        match command:
+            case cmd.Empty():
+                pass
+            case cmd.Uci():
+                self._uci()
+            case cmd.IsReady():
+                self._send("readyok")
+            case cmd.Debug(on=on):
+                self._debug = on
+            case cmd.SetOption(name=name, value=value):
+                await self._set_option(name, value)
+            case cmd.Register():
+                self._say("registration is not required")
+            case cmd.UciNewGame():
+                await self._wait_job(stop=True)
+                await self._runner.clear()
+            case cmd.Position(fen=fen, moves=moves):
+                self._set_position(fen, moves)
+            case cmd.Go(limits=limits, errors=errors):
+                for problem in errors:
+                    self._send(info_string(f"error: {problem}"))
+                await self._go(limits)
+            case cmd.Stop():
+                self._stop_search()
+            case cmd.PonderHit():
+                self._ponderhit()
+            case cmd.Quit():
+                await self._wait_job(stop=True)
+                await self.close()
+                return False
+            case cmd.Display():
+                for text in self._game.display().splitlines():
+                    self._send(text)
+            case cmd.Eval():
+                self._eval()
+            case cmd.Perft(depth=depth):
+                await self._perft(depth)
+            case cmd.Bench(depth=depth):
+                await self._bench(depth)
+            case cmd.Invalid(line=line, reason=reason):
+                self._error(reason, line)
+            case cmd.Unknown(line=line):
+                self._error("unknown command", line.strip())
+        return True
+
+    # -- commands --------------------------------------------------------------------------
+    def _uci(self) -> None:
+        for text in id_lines(f"{ENGINE_NAME} {engine_version()}", ENGINE_AUTHOR):
+            self._send(text)
+        for spec in self._options.specs:
+            self._send(option_line(spec))
+        self._send("uciok")
+
+    async def _set_option(self, name: str, value: str | None) -> None:
+        if self.state is not State.IDLE:
+            self._error("options cannot change during a search; send stop first", name)
+            return
+        shown = f"setoption name {name}" + ("" if value is None else f" value {value}")
+        try:
+            before = None if isinstance(self._options.spec(name), Button) else self._options[name]
+            spec = self._options.set(name, value)
+        except OptionError as exc:
+            self._error(str(exc), shown)
+            return
+        if isinstance(spec, Button):
+            if spec.name == "Clear Hash":
+                await self._runner.clear()
+            return
+        after = self._options[spec.name]
+        if after == before:
+            return
+        if spec.name == "Hash":
+            await self._runner.resize_hash(self._options.get_int("Hash"))
+        elif spec.name in ("UCI_Variant", "UCI_Chess960"):
+            self._on_game_options_changed(spec.name, before)
+
+    def _on_game_options_changed(self, name: str, before: object) -> None:
+        """A new variant starts from its start position; a Chess960 toggle rebuilds the
+        current position under the new castling convention (or starts over if it cannot)."""
+        if name == "UCI_Variant":
+            self._variant = get_variant(self._options.get_str("UCI_Variant"))
+            self._start_fen, self._moves = None, ()
+            self._game = self._variant.new(chess960=self._chess960)
+            return
+        try:
+            self._game = self._build(self._start_fen, self._moves)
+        except GameError as exc:
+            self._say(f"position reset to the start position: {exc}")
+            self._start_fen, self._moves = None, ()
+            self._game = self._variant.new(chess960=self._chess960)
+        del before
+
+    @property
+    def _chess960(self) -> bool:
+        return self._options.get_bool("UCI_Chess960")
+
+    def _build(self, fen: str | None, moves: Iterable[str]) -> Game[Any]:
+        game = self._variant.new(fen, chess960=self._chess960)
+        for text in moves:
+            try:
+                move = game.parse_move(text)
+            except IllegalMoveError as exc:
+                raise IllegalMoveError(f"illegal move {text} in position {game.fen()}") from exc
+            game.push(move)
+        return game
+
+    def _set_position(self, fen: str | None, moves: tuple[str, ...]) -> None:
+        try:
+            game = self._build(fen, moves)
+        except GameError as exc:
+            shown = "position " + (f"fen {fen}" if fen is not None else "startpos")
+            if moves:
+                shown += " moves " + " ".join(moves)
+            self._error(str(exc), shown)
+            return
+        self._start_fen, self._moves, self._game = fen, moves, game
+
+    def _eval(self) -> None:
+        game = self._game
+        features = game.features()
+        total = game.evaluate()
+        for text in format_explanation(game.evaluator.explain(features), total):
+            self._send(text)
+        self._send(f"Evaluation: {total} (side to move's point of view)")
+
+    # -- searching -------------------------------------------------------------------------
+    async def _go(self, limits: Limits) -> None:
+        await self._wait_job(stop=True)  # a go while searching ends the old search first
+        limits = self._checked_searchmoves(limits)
+        control = SearchControl(pondering=limits.ponder)
+        release = asyncio.Event()
+        if not limits.waits_for_stop:
+            release.set()
+        self._control, self._release = control, release
+        self.state = State.SEARCHING
+        game = self._game.copy()
+        if self._debug:
+            self._say(f"debug: search {limits} on {game.fen()}")
+        self._job = asyncio.create_task(self._search_job(game, limits, control, release))
+
+    def _checked_searchmoves(self, limits: Limits) -> Limits:
+        """Drop searchmoves that are not legal here (reporting them; ``0000`` silently)."""
+        if limits.searchmoves is None:
+            return limits
+        legal: list[str] = []
+        for text in limits.searchmoves:
+            if text == "0000":
+                continue
+            try:
+                self._game.parse_move(text)
+            except IllegalMoveError:
+                self._error("illegal searchmove ignored", text)
+            else:
+                legal.append(text)
+        return replace(limits, searchmoves=tuple(legal) or None)
+
+    async def _search_job(
+        self,
+        game: Game[Any],
+        limits: Limits,
+        control: SearchControl,
+        release: asyncio.Event,
+    ) -> None:
+        result: SearchResult | None = None
+        try:
+            result = await self._runner.search(
+                game,
+                limits,
+                control,
+                self._on_info,
+                multipv=self._options.get_int("MultiPV"),
+                move_overhead_ms=self._options.get_int("Move Overhead"),
+            )
+        except Exception as exc:
+            log.exception("search failed")
+            self._error(f"internal error in search: {exc}", game.fen())
+        finally:
+            # Hold the move while infinite/pondering until stop or ponderhit releases it.
+            await release.wait()
+            self._send_bestmove(result, game)
+            self.state = State.IDLE
+            self._control = self._release = None
+
+    def _send_bestmove(self, result: SearchResult | None, game: Game[Any]) -> None:
+        if result is None:
+            # The search failed: still honour "every go gets one bestmove", with a legal move.
+            moves = game.legal_moves()
+            best = game.format_move(moves[0]) if moves else None
+            self._send(bestmove_line(best))
+            return
+        self._send(bestmove_line(result.best, result.ponder))
+
+    def _on_info(self, info: SearchInfo) -> None:
+        self._sink.send(
+            info_line(info, show_wdl=self._options.get_bool("UCI_ShowWDL")), droppable=True
+        )
+
+    def _stop_search(self) -> None:
+        if self._control is None or self._release is None:
+            return  # stop while idle: nothing to do (UCI allows it)
+        self.state = State.STOPPING
+        self._control.stop()
+        self._release.set()
+
+    def _ponderhit(self) -> None:
+        if self._control is None or self._release is None:
+            return
+        self._control.ponderhit()
+        self._release.set()
+
+    async def _wait_job(self, *, stop: bool = False) -> None:
+        if self._job is None:
+            return
+        if stop:
+            self._stop_search()
+        job, self._job = self._job, None
+        await job
+
+    # -- perft and bench -------------------------------------------------------------------
+    async def _perft(self, depth: int) -> None:
+        if self._busy("perft"):
+            return
+        counts = await self._runner.call(divide, self._game.copy(), depth)
+        for move, count in counts:
+            self._send(f"{move}: {count}")
+        self._send("")
+        self._send(f"Nodes searched: {sum(c for _, c in counts)}")
+
+    async def _bench(self, depth: int | None) -> None:
+        if self._busy("bench"):
+            return
+        result = await self._runner.call(run_bench, self._variant.name, depth)
+        for text in result.lines():
+            self._send(text)
+
+    def _busy(self, what: str) -> bool:
+        if self.state is State.IDLE:
+            return False
+        self._error(f"cannot run {what} during a search; send stop first", what)
+        return True
+
+    # -- output ----------------------------------------------------------------------------
+    def _send(self, line: str) -> None:
+        self._sink.send(line)
+
+    def _say(self, text: str) -> None:
+        self._sink.send(info_string(text))
+
+    def _error(self, what: str, offending: str) -> None:
+        # Echo the client's text back safely: control bytes would corrupt the line framing.
+        shown = "".join(c if c.isprintable() else "?" for c in offending)
+        log.info("client error: %s (%s)", what, shown)
+        self._sink.send(error_line(what, shown))

@@ -1,0 +1,234 @@
+"""Raw UCI transcripts against the real `brudno` process.
+
+What match tools send (cutechess-cli, fastchess, lichess-bot), other variants, and a table of
+bad input with the engine's answers.  After every bad line the engine must still serve and its
+position and options must be unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from uci_process import UciProcess
+
+START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+AFTER_E4_FEN = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+
+
+@pytest.fixture
+async def uci(brudno: list[str]) -> AsyncIterator[UciProcess]:
+    engine = await UciProcess.start(brudno)
+    yield engine
+    assert await engine.close() == 0
+
+
+def fen_of(display: list[str]) -> str:
+    return next(line for line in display if line.startswith("Fen: "))[5:]
+
+
+async def current_fen(uci: UciProcess) -> str:
+    return fen_of(await uci.exchange("d"))
+
+
+async def test_uci_handshake_lists_options_then_uciok(uci: UciProcess) -> None:
+    await uci.send("uci")
+    lines = await uci.read_until(lambda s: s == "uciok")
+    assert lines[0].startswith("id name Brudno")
+    assert lines[1].startswith("id author ")
+    options = [line for line in lines if line.startswith("option name ")]
+    assert "option name Hash type spin default 16 min 1 max 4096" in options
+    assert "option name Threads type spin default 1 min 1 max 1" in options
+    assert "option name Clear Hash type button" in options
+    assert any(o.startswith("option name UCI_Variant type combo default chess") for o in options)
+
+
+async def test_cutechess_style_game_sequence_with_crlf(uci: UciProcess) -> None:
+    """cutechess-cli: isready around every move, ucinewgame + isready, clocks; CRLF framing."""
+    await uci.send("uci", end="\r\n")
+    await uci.read_until(lambda s: s == "uciok")
+    await uci.send(
+        "setoption name Hash value 8",
+        "setoption name UCI_Opponent value none 1500 computer stockfish",
+        "isready",
+        end="\r\n",
+    )
+    assert await uci.read_until(lambda s: s == "readyok") == ["readyok"]
+    moves: list[str] = []
+    await uci.send("ucinewgame", "isready", end="\r\n")
+    await uci.read_until(lambda s: s == "readyok")
+    for _ in range(4):
+        position = "position startpos" + (" moves " + " ".join(moves) if moves else "")
+        await uci.send(
+            position,
+            "go wtime 10000 btime 10000 winc 100 binc 100 depth 2",
+            end="\r\n",
+        )
+        lines = await uci.read_until(lambda s: s.startswith("bestmove"))
+        assert all(s.startswith("info") for s in lines[:-1])
+        best = lines[-1].split()[1]
+        moves.append(best)
+        await uci.send("isready", end="\r\n")
+        assert await uci.read_until(lambda s: s == "readyok") == ["readyok"]
+    # Every move the engine chose was accepted back as legal: the final position parses.
+    display = await uci.exchange("position startpos moves " + " ".join(moves), "d")
+    assert fen_of(display) != START_FEN
+
+
+async def test_searchmoves_0000_is_ignored_and_search_still_runs(uci: UciProcess) -> None:
+    await uci.send("position startpos", "go depth 2 searchmoves 0000")
+    lines = await uci.read_until(lambda s: s.startswith("bestmove"))
+    assert not any("error" in s for s in lines)
+    assert lines[-1] != "bestmove 0000"
+
+
+async def test_infinite_search_holds_bestmove_until_stop(uci: UciProcess) -> None:
+    """Tic-tac-toe is solved long before `stop`; the move must still wait for it."""
+    await uci.exchange("setoption name UCI_Variant value tictactoe", "position startpos")
+    await uci.send("go infinite")
+    before_stop = await uci.exchange()  # isready is answered during the search
+    assert not any(s.startswith("bestmove") for s in before_stop)
+    await uci.send("stop")
+    lines = await uci.read_until(lambda s: s.startswith("bestmove"))
+    assert lines[-1].startswith("bestmove P@")
+
+
+async def test_ponder_holds_bestmove_until_ponderhit(uci: UciProcess) -> None:
+    await uci.exchange("setoption name UCI_Variant value tictactoe", "position startpos moves b2")
+    await uci.send("go ponder wtime 1000 btime 1000 depth 9")
+    before = await uci.exchange()
+    assert not any(s.startswith("bestmove") for s in before)
+    await uci.send("ponderhit")
+    lines = await uci.read_until(lambda s: s.startswith("bestmove"))
+    # Against a centre opening only a corner holds the draw.
+    assert lines[-1].split()[1] in {"P@a1", "P@a3", "P@c1", "P@c3"}
+
+
+async def test_tictactoe_variant_fen_moves_and_drops(uci: UciProcess) -> None:
+    await uci.exchange("setoption name UCI_Variant value tictactoe")
+    assert await current_fen(uci) == "3/3/3[PPPPPpppp] w - - 0 1"
+    assert (
+        fen_of(await uci.exchange("position startpos moves P@b2", "d"))
+        == "3/1P1/3[PPPPpppp] b - - 0 1"
+    )
+    # plain square names are accepted too
+    assert fen_of(await uci.exchange("position startpos moves b2 a1", "d")).startswith(
+        "3/1P1/p2["
+    )
+    await uci.send("position fen 3/1P1/3[PPPPpppp] b - - 0 1", "go depth 9")
+    lines = await uci.read_until(lambda s: s.startswith("bestmove"))
+    assert lines[-1].split()[1] in {"P@a1", "P@a3", "P@c1", "P@c3"}
+    assert any(" score cp 0 " in s for s in lines)
+
+
+async def test_go_perft_prints_divide_and_total(uci: UciProcess) -> None:
+    lines = await uci.exchange("position startpos", "go perft 2")
+    assert "e2e4: 20" in lines
+    assert lines[-1] == "Nodes searched: 400"
+    assert (await uci.exchange("perft 1"))[-1] == "Nodes searched: 20"
+
+
+async def test_eval_explains_terms_that_add_up(uci: UciProcess) -> None:
+    lines = await uci.exchange("position startpos moves e2e4", "eval")
+    total = next(s for s in lines if s.startswith("total"))
+    assert int(total.split()[-1]) == int(lines[-1].split()[1])
+    assert any(s.startswith("material") for s in lines)
+
+
+async def test_quit_during_search_still_sends_bestmove(brudno: list[str]) -> None:
+    engine = await UciProcess.start(brudno)
+    await engine.send("position startpos", "go infinite")
+    await engine.exchange()
+    await engine.send("quit")
+    lines = await engine.read_until(lambda s: s.startswith("bestmove"))
+    assert lines[-1].split()[1] != "0000"
+    assert await engine.proc.wait() == 0
+
+
+async def test_end_of_input_lets_a_finite_search_finish(brudno: list[str]) -> None:
+    engine = await UciProcess.start(brudno)
+    await engine.send("position startpos", "go depth 2")
+    assert engine.proc.stdin is not None
+    engine.proc.stdin.close()
+    lines = await engine.read_until(lambda s: s.startswith("bestmove"))
+    assert lines[-1].split()[1] != "0000"
+    assert await engine.proc.wait() == 0
+
+
+BAD_INPUT = [
+    # (line, text that the error must name)
+    ("frobnicate", "frobnicate"),
+    ("position startpos moves e2e5", "e2e5"),
+    ("position startpos moves e2e4 e2e4", "e2e4"),
+    ("position startpos moves zz", "zz"),
+    ("position fen not/a/fen w - - 0 1", "not/a/fen"),
+    ("position fen 8/8/8/8/8/8/8/8 w - - 0 1", "8/8/8/8/8/8/8/8"),
+    ("position fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1", "RNBQKBNR x"),
+    ("position", "position"),
+    ("position sideways", "sideways"),
+    ("setoption name NoSuchOption value 3", "NoSuchOption"),
+    ("setoption name Hash value 999999", "999999"),
+    ("setoption name Hash value lots", "lots"),
+    ("setoption name MultiPV value 0", "MultiPV"),
+    ("setoption name UCI_Variant value checkers", "checkers"),
+    ("setoption name UCI_Chess960 value maybe", "maybe"),
+    ("setoption value 3", "setoption"),
+    ("perft", "perft"),
+    ("perft -1", "-1"),
+    ("\x00\x01garbage\xff", "garbage"),
+]
+
+
+@pytest.mark.parametrize(("line", "named"), BAD_INPUT)
+async def test_bad_input_is_reported_and_changes_nothing(
+    uci: UciProcess, line: str, named: str
+) -> None:
+    await uci.exchange("position startpos moves e2e4", "setoption name MultiPV value 2")
+    answer = await uci.exchange(line)
+    errors = [s for s in answer if s.startswith("info string error: ")]
+    assert len(errors) == 1, answer
+    assert named in errors[0]
+    assert await current_fen(uci) == AFTER_E4_FEN
+    # options unchanged: MultiPV still 2, so a search reports two lines
+    await uci.send("go depth 1")
+    lines = await uci.read_until(lambda s: s.startswith("bestmove"))
+    assert any(" multipv 2 " in s for s in lines)
+
+
+async def test_go_garbage_is_reported_but_the_search_still_answers(uci: UciProcess) -> None:
+    await uci.send("position startpos", "go depth x wtime 1000 sideways")
+    lines = await uci.read_until(lambda s: s.startswith("bestmove"))
+    errors = [s for s in lines if s.startswith("info string error:")]
+    assert any("x" in s and "depth" in s for s in errors)
+    assert any("sideways" in s for s in errors)
+    assert lines[-1].split()[1] != "0000"
+
+
+async def test_go_while_searching_ends_the_old_search_first(uci: UciProcess) -> None:
+    await uci.send("position startpos", "go infinite")
+    await uci.exchange()
+    await uci.send("go depth 1")
+    lines = await uci.read_until(lambda s: s.startswith("bestmove"))
+    lines += await uci.read_until(lambda s: s.startswith("bestmove"))
+    assert sum(s.startswith("bestmove") for s in lines) == 2
+
+
+async def test_setoption_during_search_is_refused(uci: UciProcess) -> None:
+    await uci.send("position startpos", "go infinite")
+    answer = await uci.exchange("setoption name Hash value 1")
+    assert any(s.startswith("info string error:") and "Hash" in s for s in answer)
+    await uci.send("stop")
+    await uci.read_until(lambda s: s.startswith("bestmove"))
+
+
+async def test_register_and_debug_are_accepted(uci: UciProcess) -> None:
+    answer = await uci.exchange("register later", "debug on", "debug off")
+    assert not any("error" in s for s in answer)
+
+
+async def test_unknown_leading_token_is_skipped_per_spec(uci: UciProcess) -> None:
+    await uci.send("joho isready")
+    assert await uci.readline() == "readyok"
+    assert await uci.exchange("joho") == [
+        "info string error: unknown command (joho)"
+    ]
