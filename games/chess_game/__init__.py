@@ -1,0 +1,39 @@
+"""Chess through python-chess: the ``chess`` variant of the registry.
+
+* :mod:`~games.chess_game.adapter` — :class:`ChessGame`, the make/unmake adapter;
+* :mod:`~games.chess_game.zobrist` — Polyglot-compatible keys, from scratch and per move;
+* :mod:`~games.chess_game.evaluation` — the named features and the fast evaluation.
+
+The default weights live in ``games/data/chess_weights.json`` (flat ``{feature: weight}``,
+centipawns).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import chess
+
+from games import Variant, register
+from games.chess_game.adapter import (
+    DEFAULT_WEIGHTS_PATH,
+    ChessGame,
+    default_evaluator,
+    describe_status,
+    from_fen,
+)
+from games.chess_game.zobrist import zobrist_key
+
+__all__ = [
+    "CHESS",
+    "DEFAULT_WEIGHTS_PATH",
+    "ChessGame",
+    "default_evaluator",
+    "describe_status",
+    "from_fen",
+    "zobrist_key",
+]
+
+CHESS: Final = register(
+    Variant("chess", chess.STARTING_FEN, from_fen, "Standard chess (python-chess adapter)")
+)

@@ -1,0 +1,571 @@
+"""The chess adapter: python-chess's move generator behind the engine's make/unmake contract.
+
+python-chess does the chess (legal moves, push/pop, FEN, notation); the adapter adds what a
+search needs on every node and python-chess does not keep incrementally:
+
+* the Zobrist key (:mod:`games.chess_game.zobrist`), updated from each move's effects;
+* the material + piece-square sum of the evaluation, updated the same way, so a static
+  evaluation only computes mobility, king safety and (cached) pawn terms;
+* a key stack and the number of plies since the last capture, pawn move or null move, so the
+  repetition test looks only at positions that can repeat, every second ply.
+
+All incremental state lives in one undo tuple per ply: ``pop`` restores it in one step.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import chess
+
+from engine.eval import LinearEvaluator
+from engine.game import IllegalMoveError, InvalidPositionError
+from games.chess_game import evaluation
+from games.chess_game.evaluation import EvalTables, evaluate_fast, material_psq
+from games.chess_game.zobrist import (
+    PIECE_KEYS,
+    TURN_KEY,
+    castling_key,
+    ep_key,
+    ep_key_after_double_push,
+    zobrist_key,
+)
+
+if TYPE_CHECKING:
+    from engine.game import Game
+
+__all__ = [
+    "DEFAULT_WEIGHTS_PATH",
+    "ChessGame",
+    "default_evaluator",
+    "describe_status",
+    "from_fen",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_WEIGHTS_PATH: Final = Path(__file__).resolve().parent.parent / "data" / "chess_weights.json"
+
+_BB_SQUARES: Final = chess.BB_SQUARES
+_BB_ALL: Final = chess.BB_ALL
+_PAWN: Final = chess.PAWN
+_ROOK: Final = chess.ROOK
+_KING: Final = chess.KING
+_QUEEN: Final = chess.QUEEN
+_NULL: Final = chess.Move.null()
+_KINGS_NEEDED: Final = (
+    chess.STATUS_EMPTY
+    | chess.STATUS_NO_WHITE_KING
+    | chess.STATUS_NO_BLACK_KING
+    | chess.STATUS_TOO_MANY_KINGS
+)
+
+_STATUS_TEXT: Final = (
+    (chess.STATUS_EMPTY, "STATUS_EMPTY", "the board is empty"),
+    (chess.STATUS_NO_WHITE_KING, "STATUS_NO_WHITE_KING", "white has no king"),
+    (chess.STATUS_NO_BLACK_KING, "STATUS_NO_BLACK_KING", "black has no king"),
+    (chess.STATUS_TOO_MANY_KINGS, "STATUS_TOO_MANY_KINGS", "there are more than two kings"),
+    (
+        chess.STATUS_TOO_MANY_WHITE_PAWNS,
+        "STATUS_TOO_MANY_WHITE_PAWNS",
+        "white has more than 8 pawns",
+    ),
+    (
+        chess.STATUS_TOO_MANY_BLACK_PAWNS,
+        "STATUS_TOO_MANY_BLACK_PAWNS",
+        "black has more than 8 pawns",
+    ),
+    (
+        chess.STATUS_PAWNS_ON_BACKRANK,
+        "STATUS_PAWNS_ON_BACKRANK",
+        "pawns stand on the first or eighth rank",
+    ),
+    (
+        chess.STATUS_TOO_MANY_WHITE_PIECES,
+        "STATUS_TOO_MANY_WHITE_PIECES",
+        "white has more than 16 pieces",
+    ),
+    (
+        chess.STATUS_TOO_MANY_BLACK_PIECES,
+        "STATUS_TOO_MANY_BLACK_PIECES",
+        "black has more than 16 pieces",
+    ),
+    (
+        chess.STATUS_BAD_CASTLING_RIGHTS,
+        "STATUS_BAD_CASTLING_RIGHTS",
+        "a castling right names a king or rook that is not on its castling square",
+    ),
+    (
+        chess.STATUS_INVALID_EP_SQUARE,
+        "STATUS_INVALID_EP_SQUARE",
+        "the en passant square does not follow a double pawn step",
+    ),
+    (
+        chess.STATUS_OPPOSITE_CHECK,
+        "STATUS_OPPOSITE_CHECK",
+        "the side that just moved is in check",
+    ),
+    (
+        chess.STATUS_TOO_MANY_CHECKERS,
+        "STATUS_TOO_MANY_CHECKERS",
+        "more than two pieces give check",
+    ),
+    (
+        chess.STATUS_IMPOSSIBLE_CHECK,
+        "STATUS_IMPOSSIBLE_CHECK",
+        "no single move could have given this check",
+    ),
+)
+
+
+def describe_status(status: chess.Status) -> str:
+    """Human-readable reasons for a ``board.status()`` bitmask, naming each flag."""
+    reasons = [f"{text} ({name})" for flag, name, text in _STATUS_TEXT if status & flag]
+    known = functools.reduce(lambda acc, entry: acc | entry[0], _STATUS_TEXT, 0)
+    if status & ~known:
+        reasons.append(f"python-chess status flags {int(status & ~known):#x}")
+    return "; ".join(reasons)
+
+
+@functools.cache
+def _default() -> tuple[LinearEvaluator, EvalTables]:
+    evaluator = LinearEvaluator.from_json(DEFAULT_WEIGHTS_PATH)
+    return evaluator, EvalTables(evaluator.weights)
+
+
+_last_tables: tuple[LinearEvaluator, dict[str, float], EvalTables] | None = None
+
+
+def _tables_for(evaluator: LinearEvaluator) -> EvalTables:
+    """Tables for a caller's evaluator, reused while the same evaluator comes back with the
+    same weights (a tuner or a match builds many games from one evaluator; sharing the tables
+    shares their caches too)."""
+    global _last_tables
+    shared, shared_tables = _default()
+    if evaluator is shared:
+        return shared_tables
+    last = _last_tables
+    if last is not None and last[0] is evaluator and last[1] == evaluator.weights:
+        return last[2]
+    tables = EvalTables(evaluator.weights)
+    if not tables.exact:
+        logger.warning(
+            "chess weights are not all integers: evaluating through the feature dictionary "
+            "(slow); round the weights to restore the fast path"
+        )
+    _last_tables = (evaluator, dict(evaluator.weights), tables)
+    return tables
+
+
+def default_evaluator() -> LinearEvaluator:
+    """The weights shipped in ``games/data/chess_weights.json``.
+
+    One shared instance (games built with it share their precomputed tables and caches):
+    treat it as read-only; to experiment, build ``LinearEvaluator(dict(...weights))``."""
+    return _default()[0]
+
+
+class ChessGame:
+    """A chess position with make/unmake, keys, terminal tests and a linear evaluation.
+
+    The board passed in is copied (its move history too: repetitions through it are seen);
+    the caller's board is never modified.  ``chess960`` selects Chess960 castling (king takes
+    rook in UCI, Shredder-FEN output); a board already in Chess960 mode stays in it.
+
+    The constructor insists only on what the adapter itself needs, one king per side; the
+    registry's :func:`from_fen` rejects every position python-chess calls invalid.  The gap
+    is deliberate: the classic perft suites contain positions no game can reach (two bishops
+    giving check at once), which are fine for counting moves.
+    """
+
+    __slots__ = (
+        "_board",
+        "_castle_z",
+        "_castling",
+        "_ep_z",
+        "_evaluator",
+        "_key",
+        "_keys",
+        "_psq",
+        "_tables",
+        "_undo",
+        "_window",
+        "chess960",
+    )
+
+    variant: str = "chess"
+
+    def __init__(
+        self,
+        board: chess.Board,
+        *,
+        chess960: bool = False,
+        evaluator: LinearEvaluator | None = None,
+    ) -> None:
+        self.chess960: bool = chess960 or board.chess960
+        root = board.root()
+        root.chess960 = self.chess960
+        status = root.status() & _KINGS_NEEDED
+        if status:
+            raise InvalidPositionError(
+                f"illegal position: {describe_status(status)} ({root.fen(shredder=self.chess960)})"
+            )
+        if evaluator is None:
+            self._evaluator, self._tables = _default()
+        else:
+            self._evaluator = evaluator
+            self._tables = _tables_for(evaluator)
+        self._board = root
+        self._key = zobrist_key(root)
+        self._ep_z = ep_key(root)
+        self._castling = root.clean_castling_rights()
+        self._castle_z = castling_key(self._castling)
+        self._psq = material_psq(root, self._tables)
+        self._window = 0
+        self._keys = [self._key]
+        self._undo: list[tuple[int, int, int, int, int, int]] = []
+        for move in board.move_stack:
+            self.push(move)
+
+    # -- moves -----------------------------------------------------------------------------
+
+    def legal_moves(self) -> list[chess.Move]:
+        return list(self._board.generate_legal_moves())
+
+    def noisy_moves(self) -> list[chess.Move]:
+        """Captures (en passant included) and promotions: queen promotions first, then
+        captures by most valuable victim / least valuable attacker, underpromotions last."""
+        b = self._board
+        us = b.turn
+        moves = list(b.generate_legal_moves(_BB_ALL, b.occupied_co[not us]))
+        ep = b.ep_square
+        if ep is not None:
+            moves.extend(b.generate_legal_ep())
+        promoting = b.pawns & b.occupied_co[us] & (chess.BB_RANK_7 if us else chess.BB_RANK_2)
+        if promoting:
+            moves.extend(b.generate_legal_moves(promoting, _BB_ALL & ~b.occupied))
+        if len(moves) > 1:
+            piece_type_at = b.piece_type_at
+
+            def rank(move: chess.Move) -> int:
+                victim = piece_type_at(move.to_square)
+                if victim is None:
+                    victim = _PAWN if move.to_square == ep and not move.promotion else 0
+                score = 8 * victim - (piece_type_at(move.from_square) or 0)
+                if move.promotion == _QUEEN:
+                    score += 100
+                elif move.promotion:
+                    score -= 100
+                return -score
+
+            moves.sort(key=rank)
+        return moves
+
+    def quiet_moves(self) -> list[chess.Move]:
+        b = self._board
+        us = b.turn
+        promoting = b.pawns & b.occupied_co[us] & (chess.BB_RANK_7 if us else chess.BB_RANK_2)
+        moves = list(b.generate_legal_moves(_BB_ALL & ~promoting, _BB_ALL & ~b.occupied_co[not us]))
+        ep = b.ep_square
+        if ep is not None:
+            pawns = b.pawns
+            moves = [
+                m for m in moves if m.to_square != ep or not pawns & _BB_SQUARES[m.from_square]
+            ]
+        return moves
+
+    def is_noisy(self, move: chess.Move) -> bool:
+        if move.promotion:
+            return True
+        b = self._board
+        to = move.to_square
+        if b.occupied_co[not b.turn] & _BB_SQUARES[to]:
+            return True
+        return to == b.ep_square and bool(b.pawns & _BB_SQUARES[move.from_square])
+
+    def push(self, move: chess.Move) -> None:
+        b = self._board
+        frm = move.from_square
+        to = move.to_square
+        us = b.turn
+        piece_type = b.piece_type_at(frm)
+        if piece_type is None or not b.occupied_co[us] & _BB_SQUARES[frm]:
+            raise IllegalMoveError(f"no piece of the side to move on {chess.SQUARE_NAMES[frm]}")
+        tables = self._tables
+        keys = PIECE_KEYS[us]
+        squares = tables.psq[us]
+        key = self._key ^ TURN_KEY ^ self._ep_z
+        psq = self._psq
+        reversible = piece_type != _PAWN
+        own_target = b.occupied_co[us] & _BB_SQUARES[to]
+        if piece_type == _KING and (own_target or frm - to == 2 or to - frm == 2):
+            # Castling, as king-takes-rook (Chess960) or king-two-squares (standard).
+            rook_from = to if own_target else (frm | 7 if to > frm else frm & 56)
+            base = frm & 56
+            if rook_from > frm:
+                king_to, rook_to = base + 6, base + 5
+            else:
+                king_to, rook_to = base + 2, base + 3
+            king_keys = keys[_KING]
+            rook_keys = keys[_ROOK]
+            key ^= king_keys[frm] ^ king_keys[king_to] ^ rook_keys[rook_from] ^ rook_keys[rook_to]
+            king_sq = squares[_KING]
+            rook_sq = squares[_ROOK]
+            psq += king_sq[king_to] - king_sq[frm] + rook_sq[rook_to] - rook_sq[rook_from]
+        else:
+            if b.occupied_co[not us] & _BB_SQUARES[to]:
+                captured = b.piece_type_at(to) or 0
+                key ^= PIECE_KEYS[not us][captured][to]
+                psq -= tables.psq[not us][captured][to]
+                reversible = False
+            elif piece_type == _PAWN and to == b.ep_square:
+                victim = to - 8 if us else to + 8
+                key ^= PIECE_KEYS[not us][_PAWN][victim]
+                psq -= tables.psq[not us][_PAWN][victim]
+            new_type = move.promotion or piece_type
+            key ^= keys[piece_type][frm] ^ keys[new_type][to]
+            psq += squares[new_type][to] - squares[piece_type][frm]
+        b.push(move)
+        castling = b.castling_rights
+        castle_z = self._castle_z
+        if castling != self._castling:
+            castle_z = castling_key(castling)
+            key ^= self._castle_z ^ castle_z
+        ep_z = 0
+        if piece_type == _PAWN and (to - frm == 16 or frm - to == 16):
+            ep_z = ep_key_after_double_push(b, to)
+            key ^= ep_z
+        self._undo.append(
+            (self._key, self._ep_z, self._castling, self._castle_z, self._psq, self._window)
+        )
+        self._key = key
+        self._ep_z = ep_z
+        self._castling = castling
+        self._castle_z = castle_z
+        self._psq = psq
+        self._window = self._window + 1 if reversible else 0
+        self._keys.append(key)
+
+    def pop(self) -> None:
+        self._board.pop()
+        self._keys.pop()
+        (
+            self._key,
+            self._ep_z,
+            self._castling,
+            self._castle_z,
+            self._psq,
+            self._window,
+        ) = self._undo.pop()
+
+    def can_null_move(self) -> bool:
+        """Not in check, and the side to move has a piece besides pawns and king (pawn
+        endings are where zugzwang makes passing unsound)."""
+        b = self._board
+        if not b.occupied_co[b.turn] & ~(b.pawns | b.kings):
+            return False
+        return not b.is_check()
+
+    def push_null(self) -> None:
+        self._undo.append(
+            (self._key, self._ep_z, self._castling, self._castle_z, self._psq, self._window)
+        )
+        self._board.push(_NULL)
+        self._key ^= TURN_KEY ^ self._ep_z
+        self._ep_z = 0
+        self._window = 0  # positions before a pass are not repetitions of positions after it
+        self._keys.append(self._key)
+
+    # -- state -----------------------------------------------------------------------------
+
+    def is_terminal(self) -> bool:
+        """50-move rule, insufficient material, or a position seen before since the last
+        capture, pawn move or null move (search treats the first repetition as a draw)."""
+        b = self._board
+        if b.halfmove_clock >= 100:
+            return True
+        if not (b.pawns | b.rooks | b.queens) and b.is_insufficient_material():
+            return True
+        window = self._window
+        if window >= 4:
+            keys = self._keys
+            n = len(keys)
+            return self._key in keys[n - 1 - (window & ~1) : n - 4 : 2]
+        return False
+
+    def terminal_value(self) -> int:
+        """-1 when checkmated (also when the 50-move counter ran out on the mating move),
+        0 for stalemate and every draw."""
+        b = self._board
+        if b.is_check() and not any(b.generate_legal_moves()):
+            return -1
+        return 0
+
+    def in_check(self) -> bool:
+        return self._board.is_check()
+
+    def key(self) -> int:
+        return self._key
+
+    @property
+    def side(self) -> int:
+        return 0 if self._board.turn == chess.WHITE else 1
+
+    @property
+    def ply(self) -> int:
+        return max(0, self._board.ply())
+
+    # -- evaluation ------------------------------------------------------------------------
+
+    @property
+    def evaluator(self) -> LinearEvaluator:
+        return self._evaluator
+
+    def features(self) -> Mapping[str, float]:
+        return evaluation.features(self._board)
+
+    def evaluate(self) -> int:
+        tables = self._tables
+        if not tables.exact:
+            return self._evaluator.evaluate(evaluation.features(self._board))
+        cache = tables.eval_cache
+        key = self._key
+        value = cache.get(key)
+        if value is None:
+            value = evaluate_fast(self._board, self._psq, tables)
+            if len(cache) >= evaluation.EVAL_CACHE_SIZE:
+                cache.clear()
+            cache[key] = value
+        return value
+
+    def evaluate_uncached(self) -> int:
+        """The fast evaluation without the cache (for measuring and testing it)."""
+        if not self._tables.exact:
+            return self._evaluator.evaluate(evaluation.features(self._board))
+        return evaluate_fast(self._board, self._psq, self._tables)
+
+    # -- notation --------------------------------------------------------------------------
+
+    def parse_move(self, text: str) -> chess.Move:
+        """UCI long algebraic: ``e2e4``, ``e7e8q``; castling as ``e1g1`` or king-takes-rook
+        ``e1h1`` (the only form in Chess960 positions where the two differ)."""
+        stripped = text.strip()
+        if stripped == "0000":
+            raise IllegalMoveError(f"the null move cannot be played ({text})")
+        try:
+            move = chess.Move.from_uci(stripped)
+        except ValueError:
+            raise IllegalMoveError(
+                f"not a UCI move, expected e.g. e2e4 or e7e8q ({text})"
+            ) from None
+        if move.drop:
+            raise IllegalMoveError(f"chess has no drops ({text})")
+        try:
+            return self._board.parse_uci(stripped)
+        except ValueError:
+            raise IllegalMoveError(f"{self._why_illegal(move)} ({text})") from None
+
+    def _why_illegal(self, move: chess.Move) -> str:
+        b = self._board
+        origin = chess.SQUARE_NAMES[move.from_square]
+        piece = b.piece_at(move.from_square)
+        to_move = chess.COLOR_NAMES[b.turn]
+        if piece is None:
+            return f"illegal move: no piece on {origin}"
+        name = chess.piece_name(piece.piece_type)
+        if piece.color != b.turn:
+            return f"illegal move: the {name} on {origin} is not {to_move}'s"
+        last_rank = chess.square_rank(move.to_square) in (0, 7)
+        if (
+            piece.piece_type == _PAWN
+            and last_rank
+            and not move.promotion
+            and any(
+                m.from_square == move.from_square and m.to_square == move.to_square
+                for m in b.generate_legal_moves()
+            )
+        ):
+            return "illegal move: a pawn reaching the last rank must name its promotion piece"
+        if move.promotion and not (piece.piece_type == _PAWN and last_rank):
+            return "illegal move: only a pawn reaching the last rank promotes"
+        reason = f"illegal move: the {name} on {origin} cannot go to "
+        reason += chess.SQUARE_NAMES[move.to_square]
+        if b.is_check():
+            reason += f" ({to_move} is in check)"
+        return reason
+
+    def format_move(self, move: chess.Move) -> str:
+        return self._board.uci(move, chess960=self.chess960)
+
+    def fen(self) -> str:
+        return self._board.fen(shredder=self.chess960)
+
+    def display(self) -> str:
+        """The board from white's side (rank 8 on top), then FEN, key and checkers, as
+        Stockfish's ``d`` command prints them."""
+        b = self._board
+        separator = " +---+---+---+---+---+---+---+---+"
+        lines = [separator]
+        for rank in range(7, -1, -1):
+            cells = []
+            for file in range(8):
+                piece = b.piece_at(chess.square(file, rank))
+                cells.append(piece.symbol() if piece else " ")
+            lines.append(" | " + " | ".join(cells) + f" | {rank + 1}")
+            lines.append(separator)
+        lines.append("   a   b   c   d   e   f   g   h")
+        lines.append("")
+        lines.append(f"Fen: {self.fen()}")
+        lines.append(f"Key: {self._key:016X}")
+        checkers = " ".join(chess.SQUARE_NAMES[sq] for sq in b.checkers())
+        lines.append(f"Checkers: {checkers}".rstrip())
+        return "\n".join(lines)
+
+    def copy(self) -> ChessGame:
+        twin = ChessGame.__new__(ChessGame)
+        twin.chess960 = self.chess960
+        twin._board = self._board.copy()
+        twin._evaluator = self._evaluator
+        twin._tables = self._tables
+        twin._key = self._key
+        twin._ep_z = self._ep_z
+        twin._castling = self._castling
+        twin._castle_z = self._castle_z
+        twin._psq = self._psq
+        twin._window = self._window
+        twin._keys = self._keys.copy()
+        twin._undo = self._undo.copy()
+        return twin
+
+    # -- conveniences beyond the contract --------------------------------------------------
+
+    @property
+    def board(self) -> chess.Board:
+        """A copy of the python-chess board, history included (for SAN, PGN, book probes)."""
+        return self._board.copy()
+
+    def __repr__(self) -> str:
+        return f"ChessGame({self.fen()!r}, chess960={self.chess960})"
+
+
+def from_fen(fen: str, chess960: bool = False) -> ChessGame:
+    """The registry's constructor: X-FEN or Shredder-FEN castling when ``chess960``.
+
+    Raises InvalidPositionError for a FEN that does not parse and for an illegal position
+    (python-chess's ``status()`` flags, named)."""
+    try:
+        board = chess.Board(fen, chess960=chess960)
+    except ValueError as exc:
+        raise InvalidPositionError(f"malformed FEN: {exc}") from None
+    status = board.status()
+    if status != chess.STATUS_VALID:
+        raise InvalidPositionError(f"illegal position: {describe_status(status)} ({fen})")
+    return ChessGame(board, chess960=chess960)
+
+
+if TYPE_CHECKING:
+    _contract_check: Game[chess.Move] = ChessGame(chess.Board())

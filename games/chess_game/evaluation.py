@@ -1,0 +1,628 @@
+"""Chess evaluation as a linear function of named features, computed two ways.
+
+**The model.**  eval = Σ wᵢ·fᵢ from the side to move's point of view.  Almost every feature
+comes in a middlegame and an endgame flavour (``material.mg.N`` / ``material.eg.N``); the game
+phase tapers between them *inside the feature values*, so the evaluation stays linear in the
+weights and Texel tuning can fit them by logistic regression:
+
+* ``phase`` = N + B + 2·R + 4·Q over both sides, capped at 24 (24 = all pieces on);
+* the taper ``t`` is that phase in 32nds, ``t = round(phase · 32 / 24)``;
+* a middlegame feature's value is ``raw · t / 32``, an endgame feature's is
+  ``raw · (32 - t) / 32``, where ``raw`` is an integer count, white's minus black's,
+  negated when black is to move;
+* ``tempo`` is 1 (the side to move's bonus) and is not tapered.
+
+Why 32nds and not ``phase / 24``: ``LinearEvaluator`` rounds a float sum.  With 24ths the
+exact sum ends in exactly one half for a few percent of positions (at phase 12 whenever the
+middlegame and endgame sums differ by an odd number), and the float sum lands an ulp either
+side of it, so no integer code can predict ``round()``.  In 32nds every feature value, every
+product with an integer weight and every partial sum is an exact binary fraction: the float
+sum *is* the exact sum, and the fast route reproduces it bit for bit.  The taper keeps all 25
+phase levels, each within 1/96 of ``phase / 24``.
+
+The raw counts, per side:
+
+``material.P..Q``
+    pieces of each type (the king has none: it is always there).
+``psqt.P..K.<square>``
+    occupancy of a square, seen from the owner's side (black's squares are mirrored, so
+    ``psqt.mg.N.f3`` is a knight on f3 for white and on f6 for black).  Only squares where the
+    two sides' occupancies differ are listed.
+``mobility.N/B/R/Q``
+    squares a piece attacks that hold no own piece and no enemy pawn attacks ("safe").
+``pawns.doubled``
+    pawns beyond the first on each file.
+``pawns.isolated``
+    pawns with no own pawn on an adjacent file.
+``pawns.backward``
+    pawns not isolated, with no own pawn on an adjacent file level with or behind them, whose
+    stop square an enemy pawn attacks.
+``pawns.connected``
+    pawns with an own pawn beside them (phalanx) or diagonally behind them (protected).
+``passed.r2..r7``
+    passed pawns by relative rank: no enemy pawn ahead on its own or an adjacent file, and no
+    own pawn ahead on its file (the rearmost of a doubled pair is not counted).
+``king.shield1`` / ``king.shield2`` (middlegame only)
+    own pawns one and two ranks in front of the king, on its file and the adjacent ones.
+``king.open_file`` (middlegame only)
+    files at and beside the king without an own pawn.
+``king.attackers`` / ``king.zone_attacks`` (middlegame only)
+    enemy knights, bishops, rooks and queens attacking the king zone (the king's square and
+    its neighbours), and the number of zone squares they attack in total.
+``rook.open_file`` / ``rook.semi_open_file``
+    rooks on a file without pawns / without own pawns but with enemy ones.
+``bishop_pair``
+    1 with two or more bishops.
+
+**Two routes, one number.**  :func:`features` builds the named dictionary the readable way
+(python-chess square sets and per-piece loops); it feeds ``explain()`` and tuning.
+:func:`evaluate_fast` is the search's hot path: material and piece-square values arrive
+incrementally from the adapter, pawn-and-king terms come from a cache, and the rest is integer
+bitboard arithmetic.  Both compute the same integer when the weights are integers: the fast
+route sums middlegame and endgame parts as integers ``mg`` and ``eg`` and rounds
+``(mg·t + eg·(32 - t)) / 32`` half to even, exactly what ``round()`` does to the dictionary's
+(exact) sum.  Fractional weights are allowed; the adapter then evaluates through the
+dictionary.
+
+Scores in the fast route are *packed*: ``mg + eg·2²¹`` in one int, so each weight costs one
+addition; :func:`unpack` splits them (|mg| stays far below 2²⁰).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+import chess
+
+__all__ = [
+    "PHASE_MAX",
+    "TAPER",
+    "TAPER_MAX",
+    "EvalTables",
+    "evaluate_fast",
+    "features",
+    "game_phase",
+    "material_psq",
+    "pack",
+    "side_counts",
+    "unpack",
+]
+
+PHASE_MAX: Final = 24
+"""Phase with all pieces on the board (2·2 N + 2·2 B + 2·2·2 R + 2·4 Q)."""
+
+TAPER_MAX: Final = 32
+"""The taper's denominator: a power of two, so tapered feature values are exact floats."""
+
+TAPER: Final = tuple((4 * phase + 1) // 3 for phase in range(PHASE_MAX + 1))
+"""``TAPER[phase]`` = round(phase · 32 / 24) (thirds never tie)."""
+
+PAWN_CACHE_SIZE: Final = 1 << 14
+"""Pawn-and-king cache entries before it is cleared (pawn structures repeat a lot in a tree)."""
+
+EVAL_CACHE_SIZE: Final = 1 << 16
+"""Evaluation cache entries (by position key) before it is cleared."""
+
+_SHIFT: Final = 21
+_HALF: Final = 1 << (_SHIFT - 1)
+
+_LETTERS: Final = ("", "P", "N", "B", "R", "Q", "K")
+_MOBILE: Final = (chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN)
+_PASSED_RANKS: Final = range(2, 8)
+_PAWN_TERMS: Final = ("doubled", "isolated", "backward", "connected")
+_GROUP_ORDER: Final = {
+    g: i
+    for i, g in enumerate(
+        ("material", "psqt", "mobility", "pawns", "passed", "king", "rook", "bishop_pair")
+    )
+}
+_MG_ONLY: Final = frozenset({"king"})
+
+
+def pack(mg: int, eg: int) -> int:
+    """One int carrying a middlegame and an endgame value (sums of packed values stay packed)."""
+    return mg + (eg << _SHIFT)
+
+
+def unpack(score: int) -> tuple[int, int]:
+    eg = (score + _HALF) >> _SHIFT
+    return score - (eg << _SHIFT), eg
+
+
+# -- bitboard constants ----------------------------------------------------------------------
+
+_ALL: Final = chess.BB_ALL
+_NOT_A: Final = _ALL & ~chess.BB_FILE_A
+_NOT_H: Final = _ALL & ~chess.BB_FILE_H
+_FILES: Final = tuple(chess.BB_FILES)
+_ADJACENT_FILES: Final = tuple(
+    (chess.BB_FILES[f - 1] if f > 0 else 0) | (chess.BB_FILES[f + 1] if f < 7 else 0)
+    for f in range(8)
+)
+_FILE_OF: Final = tuple(chess.BB_FILES[sq & 7] for sq in chess.SQUARES)
+_KNIGHT: Final = tuple(chess.BB_KNIGHT_ATTACKS)
+_DIAG_ATT: Final = chess.BB_DIAG_ATTACKS
+_DIAG_MASK: Final = tuple(chess.BB_DIAG_MASKS)
+_RANK_ATT: Final = chess.BB_RANK_ATTACKS
+_RANK_MASK: Final = tuple(chess.BB_RANK_MASKS)
+_FILE_ATT: Final = chess.BB_FILE_ATTACKS
+_FILE_MASK: Final = tuple(chess.BB_FILE_MASKS)
+_ZONE: Final = tuple(chess.BB_KING_ATTACKS[sq] | chess.BB_SQUARES[sq] for sq in chess.SQUARES)
+
+
+def _rank_mask_ahead(square: chess.Square, distance: int) -> chess.Bitboard:
+    """Files beside and at ``square``, ``distance`` ranks up (white's view); 0 off the board."""
+    rank = chess.square_rank(square) + distance
+    if rank > 7:
+        return 0
+    file = chess.square_file(square)
+    mask = 0
+    for f in (file - 1, file, file + 1):
+        if 0 <= f < 8:
+            mask |= chess.BB_SQUARES[chess.square(f, rank)]
+    return mask
+
+
+_SHIELD1: Final = tuple(_rank_mask_ahead(sq, 1) for sq in chess.SQUARES)
+_SHIELD2: Final = tuple(_rank_mask_ahead(sq, 2) for sq in chess.SQUARES)
+_NEAR_FILES: Final = tuple(
+    tuple(chess.BB_FILES[f] for f in (sq % 8 - 1, sq % 8, sq % 8 + 1) if 0 <= f < 8)
+    for sq in chess.SQUARES
+)
+
+
+def _north_fill(bb: int) -> int:
+    bb |= bb << 8
+    bb |= bb << 16
+    bb |= bb << 32
+    return bb & _ALL
+
+
+def _south_fill(bb: int) -> int:
+    bb |= bb >> 8
+    bb |= bb >> 16
+    bb |= bb >> 32
+    return bb
+
+
+# -- weights as integer tables -----------------------------------------------------------------
+
+
+class EvalTables:
+    """The weights of one evaluator laid out for the fast route, plus its caches.
+
+    Built once per weight table (the adapter shares it between copies of a game); weights
+    changed in the evaluator afterwards are not seen (build a new game).  ``exact`` is False
+    when some weight is not an integer: the fast route cannot reproduce a fractional sum
+    exactly, so the adapter evaluates through the feature dictionary instead.
+    """
+
+    __slots__ = (
+        "backward",
+        "bishop_pair",
+        "connected",
+        "doubled",
+        "eval_cache",
+        "exact",
+        "isolated",
+        "king_attackers",
+        "king_open_file",
+        "king_shield1",
+        "king_shield2",
+        "king_zone_attacks",
+        "mob_b",
+        "mob_n",
+        "mob_q",
+        "mob_r",
+        "passed",
+        "pawn_cache",
+        "psq",
+        "rook_open",
+        "rook_semi",
+        "tempo",
+    )
+
+    def __init__(self, weights: Mapping[str, float]) -> None:
+        self.exact = all(float(v).is_integer() for v in weights.values())
+
+        def weight(name: str) -> int:
+            value = weights.get(name, 0)
+            return int(value) if self.exact else 0
+
+        def both(name: str) -> int:
+            group, _, rest = name.partition(".")
+            suffix = f".{rest}" if rest else ""
+            return pack(weight(f"{group}.mg{suffix}"), weight(f"{group}.eg{suffix}"))
+
+        psq: list[tuple[tuple[int, ...], ...]] = []
+        for color in (chess.BLACK, chess.WHITE):
+            sign = 1 if color else -1
+            per_type: list[tuple[int, ...]] = [(0,) * 64]
+            for piece_type in chess.PIECE_TYPES:
+                letter = _LETTERS[piece_type]
+                material = both(f"material.{letter}") if piece_type != chess.KING else 0
+                row = []
+                for square in chess.SQUARES:
+                    rel = square if color else chess.square_mirror(square)
+                    value = material + both(f"psqt.{letter}.{chess.SQUARE_NAMES[rel]}")
+                    row.append(sign * value)
+                per_type.append(tuple(row))
+            psq.append(tuple(per_type))
+        self.psq: tuple[tuple[tuple[int, ...], ...], ...] = tuple(psq)
+        """``psq[color][piece_type][square]``: material plus square value, signed for white."""
+
+        self.mob_n = both("mobility.N")
+        self.mob_b = both("mobility.B")
+        self.mob_r = both("mobility.R")
+        self.mob_q = both("mobility.Q")
+        self.doubled = both("pawns.doubled")
+        self.isolated = both("pawns.isolated")
+        self.backward = both("pawns.backward")
+        self.connected = both("pawns.connected")
+        self.passed: tuple[int, ...] = tuple(
+            both(f"passed.r{r + 1}") if r + 1 in _PASSED_RANKS else 0 for r in range(8)
+        )
+        """By rank index 0..7 (white's view): rank 2 is index 1."""
+        self.king_shield1 = pack(weight("king.mg.shield1"), 0)
+        self.king_shield2 = pack(weight("king.mg.shield2"), 0)
+        self.king_open_file = pack(weight("king.mg.open_file"), 0)
+        self.king_attackers = pack(weight("king.mg.attackers"), 0)
+        self.king_zone_attacks = pack(weight("king.mg.zone_attacks"), 0)
+        self.rook_open = both("rook.open_file")
+        self.rook_semi = both("rook.semi_open_file")
+        self.bishop_pair = both("bishop_pair")
+        self.tempo = weight("tempo")
+        self.pawn_cache: dict[tuple[int, int, int, int], int] = {}
+        self.eval_cache: dict[int, int] = {}
+
+
+def material_psq(board: chess.Board, tables: EvalTables) -> int:
+    """Packed material + piece-square sum from scratch (white's view); the adapter then keeps
+    it up to date move by move."""
+    score = 0
+    for color in chess.COLORS:
+        color_table = tables.psq[color]
+        occupied = board.occupied_co[color]
+        for piece_type in chess.PIECE_TYPES:
+            row = color_table[piece_type]
+            for square in chess.scan_forward(board.pieces_mask(piece_type, color) & occupied):
+                score += row[square]
+    return score
+
+
+def game_phase(board: chess.Board) -> int:
+    phase = (
+        chess.popcount(board.knights | board.bishops)
+        + 2 * chess.popcount(board.rooks)
+        + 4 * chess.popcount(board.queens)
+    )
+    return min(phase, PHASE_MAX)
+
+
+# -- the fast route --------------------------------------------------------------------------
+
+
+def _pawn_king_side(
+    t: EvalTables, own: chess.Bitboard, enemy: chess.Bitboard, king: chess.Square
+) -> int:
+    """Packed pawn-structure and pawn-shelter score of one side, seen as white (black's pawns
+    and king arrive flipped), by whole-board set operations."""
+    doubled = isolated = 0
+    for f in range(8):
+        count = (own & _FILES[f]).bit_count()
+        if count:
+            if count > 1:
+                doubled += count - 1
+            if not own & _ADJACENT_FILES[f]:
+                isolated += count
+    east = (own << 1) & _NOT_A
+    west = (own >> 1) & _NOT_H
+    beside = east | west
+    protected_squares = ((own << 9) & _NOT_A) | ((own << 7) & _NOT_H)
+    connected = (own & (beside | protected_squares)).bit_count()
+
+    enemy_front = _south_fill((enemy | ((enemy << 1) & _NOT_A) | ((enemy >> 1) & _NOT_H)) >> 8)
+    passed = own & ~enemy_front & ~_south_fill(own >> 8)
+
+    has_neighbour_file = _south_fill(_north_fill(beside))
+    supported_from_behind = _north_fill(beside)
+    enemy_attacks = ((enemy >> 7) & _NOT_A) | ((enemy >> 9) & _NOT_H)
+    backward = (
+        own & has_neighbour_file & ~supported_from_behind & (enemy_attacks >> 8)
+    ).bit_count()
+
+    score = (
+        t.doubled * doubled
+        + t.isolated * isolated
+        + t.backward * backward
+        + t.connected * connected
+        + t.king_shield1 * (own & _SHIELD1[king]).bit_count()
+        + t.king_shield2 * (own & _SHIELD2[king]).bit_count()
+    )
+    while passed:
+        low = passed & -passed
+        passed ^= low
+        score += t.passed[(low.bit_length() - 1) >> 3]
+    for file_mask in _NEAR_FILES[king]:
+        if not own & file_mask:
+            score += t.king_open_file
+    return score
+
+
+def pawn_king_score(
+    t: EvalTables, wp: chess.Bitboard, bp: chess.Bitboard, wk: chess.Square, bk: chess.Square
+) -> int:
+    """Packed pawn and shelter terms, white's minus black's."""
+    return _pawn_king_side(t, wp, bp, wk) - _pawn_king_side(
+        t, chess.flip_vertical(bp), chess.flip_vertical(wp), bk ^ 56
+    )
+
+
+def evaluate_fast(board: chess.Board, psq: int, t: EvalTables) -> int:
+    """The evaluation from the side to move's view, given the packed material + square sum.
+
+    Must equal ``round(Σ w·f)`` over :func:`features` (the tests check it on many positions).
+    """
+    occ_b, occ_w = board.occupied_co
+    occ = board.occupied
+    pawns = board.pawns
+    knights = board.knights
+    bishops = board.bishops
+    rooks = board.rooks
+    queens = board.queens
+    kings = board.kings
+    wp = pawns & occ_w
+    bp = pawns & occ_b
+    wk = (kings & occ_w).bit_length() - 1
+    bk = (kings & occ_b).bit_length() - 1
+
+    cache_key = (wp, bp, wk, bk)
+    cache = t.pawn_cache
+    score = cache.get(cache_key)
+    if score is None:
+        score = pawn_king_score(t, wp, bp, wk, bk)
+        if len(cache) >= PAWN_CACHE_SIZE:
+            cache.clear()
+        cache[cache_key] = score
+    score += psq
+
+    w_pawn_attacks = ((wp << 9) & _NOT_A) | ((wp << 7) & _NOT_H)
+    b_pawn_attacks = ((bp >> 7) & _NOT_A) | ((bp >> 9) & _NOT_H)
+    knight_att = _KNIGHT
+    diag_att = _DIAG_ATT
+    diag_mask = _DIAG_MASK
+    rank_att = _RANK_ATT
+    rank_mask = _RANK_MASK
+    file_att = _FILE_ATT
+    file_mask = _FILE_MASK
+    file_of = _FILE_OF
+
+    mob_n = mob_b = mob_r = mob_q = 0
+    rook_open = rook_semi = 0
+    attackers = zone_attacks = 0  # on white's king minus on black's king
+    for own, own_pawns, area, zone, sign in (
+        (occ_w, wp, ~(occ_w | b_pawn_attacks), _ZONE[bk], 1),
+        (occ_b, bp, ~(occ_b | w_pawn_attacks), _ZONE[wk], -1),
+    ):
+        n_count = b_count = r_count = q_count = 0
+        hitters = hits = 0
+        opened = semi = 0
+        bb = knights & own
+        while bb:
+            low = bb & -bb
+            bb ^= low
+            a = knight_att[low.bit_length() - 1]
+            n_count += (a & area).bit_count()
+            a &= zone
+            if a:
+                hitters += 1
+                hits += a.bit_count()
+        bb = bishops & own
+        while bb:
+            low = bb & -bb
+            bb ^= low
+            sq = low.bit_length() - 1
+            a = diag_att[sq][diag_mask[sq] & occ]
+            b_count += (a & area).bit_count()
+            a &= zone
+            if a:
+                hitters += 1
+                hits += a.bit_count()
+        bb = rooks & own
+        while bb:
+            low = bb & -bb
+            bb ^= low
+            sq = low.bit_length() - 1
+            a = rank_att[sq][rank_mask[sq] & occ] | file_att[sq][file_mask[sq] & occ]
+            r_count += (a & area).bit_count()
+            a &= zone
+            if a:
+                hitters += 1
+                hits += a.bit_count()
+            f = file_of[sq]
+            if not pawns & f:
+                opened += 1
+            elif not own_pawns & f:
+                semi += 1
+        bb = queens & own
+        while bb:
+            low = bb & -bb
+            bb ^= low
+            sq = low.bit_length() - 1
+            a = (
+                diag_att[sq][diag_mask[sq] & occ]
+                | rank_att[sq][rank_mask[sq] & occ]
+                | file_att[sq][file_mask[sq] & occ]
+            )
+            q_count += (a & area).bit_count()
+            a &= zone
+            if a:
+                hitters += 1
+                hits += a.bit_count()
+        mob_n += sign * n_count
+        mob_b += sign * b_count
+        mob_r += sign * r_count
+        mob_q += sign * q_count
+        rook_open += sign * opened
+        rook_semi += sign * semi
+        attackers -= sign * hitters
+        zone_attacks -= sign * hits
+
+    score += (
+        t.mob_n * mob_n
+        + t.mob_b * mob_b
+        + t.mob_r * mob_r
+        + t.mob_q * mob_q
+        + t.rook_open * rook_open
+        + t.rook_semi * rook_semi
+        + t.king_attackers * attackers
+        + t.king_zone_attacks * zone_attacks
+    )
+    if (bishops & occ_w).bit_count() >= 2:
+        score += t.bishop_pair
+    if (bishops & occ_b).bit_count() >= 2:
+        score -= t.bishop_pair
+
+    phase = (knights | bishops).bit_count() + 2 * rooks.bit_count() + 4 * queens.bit_count()
+    taper = TAPER[phase] if phase < PHASE_MAX else TAPER_MAX
+    eg = (score + _HALF) >> _SHIFT
+    mg = score - (eg << _SHIFT)
+    q, r = divmod(mg * taper + eg * (TAPER_MAX - taper), TAPER_MAX)
+    if r > 16 or (r == 16 and q & 1):  # half to even, as round() does
+        q += 1
+    return (q if board.turn else -q) + t.tempo
+
+
+# -- the readable route ----------------------------------------------------------------------
+
+
+def side_counts(board: chess.Board, color: chess.Color) -> dict[str, int]:
+    """Raw feature counts of one side (names without the phase part: ``material.N``,
+    ``king.attackers``); :func:`features` turns white's minus black's into feature values."""
+    counts: dict[str, int] = {}
+    own = board.occupied_co[color]
+    enemy_color = not color
+
+    def relative_rank(square: chess.Square) -> int:
+        rank = chess.square_rank(square)
+        return rank if color == chess.WHITE else 7 - rank
+
+    for piece_type in (chess.PAWN, *_MOBILE):
+        counts[f"material.{_LETTERS[piece_type]}"] = len(board.pieces(piece_type, color))
+
+    for piece_type in chess.PIECE_TYPES:
+        for square in board.pieces(piece_type, color):
+            rel = square if color == chess.WHITE else chess.square_mirror(square)
+            name = f"psqt.{_LETTERS[piece_type]}.{chess.SQUARE_NAMES[rel]}"
+            counts[name] = counts.get(name, 0) + 1
+
+    enemy_pawn_attacks = chess.SquareSet()
+    for square in board.pieces(chess.PAWN, enemy_color):
+        enemy_pawn_attacks |= board.attacks(square)
+    for piece_type in _MOBILE:
+        total = 0
+        for square in board.pieces(piece_type, color):
+            safe = board.attacks(square) - chess.SquareSet(own) - enemy_pawn_attacks
+            total += len(safe)
+        counts[f"mobility.{_LETTERS[piece_type]}"] = total
+
+    own_pawns = list(board.pieces(chess.PAWN, color))
+    enemy_pawns = list(board.pieces(chess.PAWN, enemy_color))
+    per_file = [0] * 8
+    for square in own_pawns:
+        per_file[chess.square_file(square)] += 1
+    terms = dict.fromkeys(_PAWN_TERMS, 0)
+    terms["doubled"] = sum(n - 1 for n in per_file if n > 1)
+    passed = dict.fromkeys(_PASSED_RANKS, 0)
+    for square in own_pawns:
+        file, rank = chess.square_file(square), relative_rank(square)
+        sides = [f for f in (file - 1, file + 1) if 0 <= f < 8]
+        isolated = all(per_file[f] == 0 for f in sides)
+        if isolated:
+            terms["isolated"] += 1
+        if any(
+            chess.square_file(o) in sides and relative_rank(o) in (rank, rank - 1)
+            for o in own_pawns
+        ):
+            terms["connected"] += 1
+        if (
+            not isolated
+            and not any(
+                chess.square_file(o) in sides and relative_rank(o) <= rank for o in own_pawns
+            )
+            and any(
+                chess.square_file(e) in sides and relative_rank(e) == rank + 2 for e in enemy_pawns
+            )
+        ):
+            terms["backward"] += 1
+        blocked = any(
+            abs(chess.square_file(e) - file) <= 1 and relative_rank(e) > rank for e in enemy_pawns
+        ) or any(chess.square_file(o) == file and relative_rank(o) > rank for o in own_pawns)
+        if not blocked:
+            passed[rank + 1] += 1
+    for name, value in terms.items():
+        counts[f"pawns.{name}"] = value
+    for rank_name, value in passed.items():
+        counts[f"passed.r{rank_name}"] = value
+
+    king = board.king(color)
+    assert king is not None, "evaluation needs both kings on the board"
+    king_file, king_rank = chess.square_file(king), relative_rank(king)
+    near_files = [f for f in (king_file - 1, king_file, king_file + 1) if 0 <= f < 8]
+    counts["king.shield1"] = sum(
+        1
+        for o in own_pawns
+        if chess.square_file(o) in near_files and relative_rank(o) == king_rank + 1
+    )
+    counts["king.shield2"] = sum(
+        1
+        for o in own_pawns
+        if chess.square_file(o) in near_files and relative_rank(o) == king_rank + 2
+    )
+    counts["king.open_file"] = sum(1 for f in near_files if per_file[f] == 0)
+    zone = board.attacks(king) | chess.SquareSet.from_square(king)
+    attackers = zone_attacks = 0
+    for piece_type in _MOBILE:
+        for square in board.pieces(piece_type, enemy_color):
+            hit = board.attacks(square) & zone
+            if hit:
+                attackers += 1
+                zone_attacks += len(hit)
+    counts["king.attackers"] = attackers
+    counts["king.zone_attacks"] = zone_attacks
+
+    rook_open = rook_semi = 0
+    for square in board.pieces(chess.ROOK, color):
+        file = chess.square_file(square)
+        if not any(chess.square_file(p) == file for p in own_pawns + enemy_pawns):
+            rook_open += 1
+        elif per_file[file] == 0:
+            rook_semi += 1
+    counts["rook.open_file"] = rook_open
+    counts["rook.semi_open_file"] = rook_semi
+    counts["bishop_pair"] = int(len(board.pieces(chess.BISHOP, color)) >= 2)
+    return counts
+
+
+def features(board: chess.Board) -> dict[str, float]:
+    """Feature values from the side to move's view (see the module docstring), grouped in a
+    fixed order so ``explain()`` reads top-down: material, squares, mobility, pawns, king..."""
+    taper = TAPER[game_phase(board)]
+    white = side_counts(board, chess.WHITE)
+    black = side_counts(board, chess.BLACK)
+    sign = 1 if board.turn == chess.WHITE else -1
+    names = list(white) + [name for name in black if name not in white]
+    names.sort(key=lambda name: _GROUP_ORDER[name.partition(".")[0]])
+    values: dict[str, float] = {}
+    for name in names:
+        raw = sign * (white.get(name, 0) - black.get(name, 0))
+        group, _, rest = name.partition(".")
+        if group == "psqt" and raw == 0:
+            continue
+        suffix = f".{rest}" if rest else ""
+        values[f"{group}.mg{suffix}"] = raw * taper / TAPER_MAX
+        if group not in _MG_ONLY:
+            values[f"{group}.eg{suffix}"] = raw * (TAPER_MAX - taper) / TAPER_MAX
+    values["tempo"] = 1.0
+    return values

@@ -1,0 +1,374 @@
+"""The chess evaluation: the fast route equals the feature dictionary, symmetry, signs, the
+weights file, and the raw feature counts on hand-made positions."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import chess
+import pytest
+
+from engine.eval import LinearEvaluator
+from engine.score import MATE_BOUND
+from games.chess_game import DEFAULT_WEIGHTS_PATH, ChessGame, default_evaluator, from_fen
+from games.chess_game.evaluation import TAPER, TAPER_MAX, game_phase, side_counts
+
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "chess"
+KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
+GROUPS = ["material", "psqt", "mobility", "pawns", "passed", "king", "rook", "bishop_pair"]
+
+
+def random_positions(count: int, seed: int) -> list[chess.Board]:
+    """Positions along random games from the start and from Kiwipete (all phases)."""
+    rng = random.Random(seed)
+    boards: list[chess.Board] = []
+    while len(boards) < count:
+        board = chess.Board(rng.choice([chess.STARTING_FEN, KIWIPETE]))
+        for _ in range(rng.randrange(10, 160)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+            if rng.random() < 0.15:
+                boards.append(board.copy(stack=False))
+    return boards[:count]
+
+
+def suite_positions() -> list[chess.Board]:
+    """Valid positions from the perft, mate and test-suite files."""
+    boards = []
+    for line in (DATA / "perft" / "perft.epd").read_text(encoding="utf-8").splitlines():
+        boards.append(chess.Board(line.split(";")[0]))
+    for n in (1, 2, 3, 4):
+        text = (DATA / "mates" / f"mate{n}.fen").read_text(encoding="utf-8")
+        boards += [chess.Board(fen) for fen in text.splitlines() if fen.strip()]
+    for line in (DATA / "suites" / "wacnew.epd").read_text(encoding="utf-8").splitlines()[:150]:
+        boards.append(chess.Board.from_epd(line)[0])
+    return [b for b in boards if b.is_valid()]
+
+
+RANDOM = random_positions(300, seed=2024)
+SUITES = suite_positions()
+
+
+def expected(game: ChessGame) -> int:
+    return game.evaluator.evaluate(game.features())
+
+
+# -- the two routes agree ----------------------------------------------------------------
+
+
+def test_fast_evaluation_equals_the_feature_sum_on_random_positions() -> None:
+    mismatches = []
+    for board in RANDOM:
+        game = ChessGame(board)
+        if game.evaluate_uncached() != expected(game) or game.evaluate() != expected(game):
+            mismatches.append(board.fen())
+    assert mismatches == []
+
+
+def test_fast_evaluation_equals_the_feature_sum_on_suite_positions() -> None:
+    assert len(SUITES) > 500
+    mismatches = [
+        b.fen() for b in SUITES if ChessGame(b).evaluate_uncached() != expected(ChessGame(b))
+    ]
+    assert mismatches == []
+
+
+def test_incremental_terms_survive_long_games() -> None:
+    """Material and square values are updated per move; compare with a fresh game after
+    every move of random games that include castling, promotions and en passant."""
+    rng = random.Random(99)
+    starts = [
+        (chess.STARTING_FEN, False),
+        (KIWIPETE, False),
+        ("r3k2r/1P6/8/3pP3/8/8/6p1/R3K2R w KQkq d6 0 1", False),
+        ("1r2k1r1/pppppppp/8/8/8/8/PPPPPPPP/1R2K1R1 w GBgb - 0 1", True),
+        (chess.Board.from_chess960_pos(100).fen(shredder=True), True),
+    ]
+    for start, chess960 in starts:
+        game = from_fen(start, chess960)
+        for _ in range(150):
+            moves = game.legal_moves()
+            if not moves:
+                break
+            game.push(rng.choice(moves))
+            fresh = ChessGame(chess.Board(game.fen(), chess960=chess960))
+            assert game.evaluate_uncached() == fresh.evaluate_uncached() == expected(fresh)
+
+
+def test_feature_values_are_exact_binary_fractions() -> None:
+    """In 32nds the float sum of the features is exact, so rounding it is reproducible."""
+    for board in RANDOM[:100]:
+        for value in ChessGame(board).features().values():
+            assert (value * TAPER_MAX).is_integer()
+
+
+def test_halves_round_to_even_in_both_routes() -> None:
+    """At phase 12 (taper 16) a middlegame/endgame difference of one centipawn leaves an exact
+    half: 1·16/32 = 0.5 rounds to 0, 3·16/32 = 1.5 rounds to 2."""
+    board = chess.Board("r2q1k2/8/8/8/8/8/8/R2QK3 w - - 0 1")  # phase 2·2 + 2·4 = 12
+    assert TAPER[game_phase(board)] == 16
+    for mg, expected in ((1, 0), (3, 2), (-1, 0), (-3, -2), (5, 2), (7, 4)):
+        evaluator = LinearEvaluator({"psqt.mg.K.e1": mg})
+        game = ChessGame(board, evaluator=evaluator)
+        assert game.evaluate() == evaluator.evaluate(game.features()) == expected
+
+
+def test_fractional_weights_fall_back_to_the_dictionary() -> None:
+    weights = dict(default_evaluator().weights)
+    weights["tempo"] = 10.5
+    weights["mobility.mg.N"] = 3.25
+    evaluator = LinearEvaluator(weights)
+    for board in RANDOM[:40]:
+        game = ChessGame(board, evaluator=evaluator)
+        assert game.evaluate() == evaluator.evaluate(game.features())
+
+
+def test_a_custom_integer_evaluator_is_used_exactly() -> None:
+    evaluator = LinearEvaluator({"material.mg.Q": 900, "material.eg.Q": 1000})
+    no_black_queen = "rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+    game = ChessGame(chess.Board(no_black_queen), evaluator=evaluator)
+    assert game.evaluate() == 916  # phase 20 is taper 27: (900·27 + 1000·5) / 32 = 915.6
+    game.push(game.parse_move("e2e4"))
+    assert game.evaluate() == -916
+
+
+# -- symmetry and signs ------------------------------------------------------------------
+
+
+def test_colour_mirror_gives_the_same_evaluation() -> None:
+    for board in RANDOM + SUITES[:200]:
+        game = ChessGame(board)
+        mirrored = ChessGame(board.mirror())
+        assert mirrored.evaluate() == game.evaluate(), board.fen()
+        assert mirrored.features() == game.features(), board.fen()
+
+
+def test_start_position_is_worth_the_tempo() -> None:
+    tempo = default_evaluator().weights["tempo"]
+    assert from_fen(chess.STARTING_FEN).evaluate() == tempo
+    assert from_fen(chess.STARTING_FEN.replace(" w ", " b ")).evaluate() == tempo
+
+
+@pytest.mark.parametrize(
+    ("fen", "low", "high"),
+    [
+        ("rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", 800, 1200),
+        ("rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1", -1200, -800),
+        ("r1bqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", 200, 450),
+        ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBN1 w Qkq - 0 1", -600, -350),
+        ("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1", 60, 200),
+        ("4k3/4p3/8/8/8/8/8/4K3 w - - 0 1", -200, -60),
+    ],
+    ids=["queen-up", "queen-up-black-to-move", "knight-up", "rook-down", "pawn-up", "pawn-down"],
+)
+def test_material_signs(fen: str, low: int, high: int) -> None:
+    assert low <= from_fen(fen).evaluate() <= high
+
+
+def test_passed_pawn_is_worth_more_the_further_it_went() -> None:
+    values = [
+        from_fen("4k3/8/8/8/8/8/8/4K3 w - - 0 1".replace("8/8/8/8/8/8", rows)).evaluate()
+        for rows in ("8/8/8/8/8/P7", "8/8/8/8/P7/8", "8/8/8/P7/8/8", "8/8/P7/8/8/8", "8/P7/8/8/8/8")
+    ]
+    assert values == sorted(values)
+    assert values[-1] - values[0] > 100
+
+
+def test_evaluation_stays_below_mate_scores() -> None:
+    game = ChessGame(chess.Board("QQQQQQQQ/QQQQQQQQ/8/8/8/8/7k/K7 w - - 0 1"))
+    assert 8_000 < game.evaluate() < MATE_BOUND
+
+
+# -- explain and the weights file --------------------------------------------------------
+
+
+def test_explain_groups_add_up_to_the_evaluation() -> None:
+    evaluator = default_evaluator()
+    for board in RANDOM[:50]:
+        game = ChessGame(board)
+        terms = evaluator.explain(game.features())
+        assert [t.name for t in terms] == [*GROUPS, "tempo"]
+        total = sum(t.contribution for t in terms)
+        assert abs(total - game.evaluate()) <= 0.5 + 1e-9
+
+
+def all_feature_names() -> set[str]:
+    names = {"tempo", "bishop_pair.mg", "bishop_pair.eg"}
+    for phase in ("mg", "eg"):
+        for letter in "PNBRQ":
+            names.add(f"material.{phase}.{letter}")
+        for letter in "PNBRQK":
+            for square in chess.SQUARES:
+                if letter == "P" and chess.square_rank(square) in (0, 7):
+                    continue
+                names.add(f"psqt.{phase}.{letter}.{chess.SQUARE_NAMES[square]}")
+        for letter in "NBRQ":
+            names.add(f"mobility.{phase}.{letter}")
+        for term in ("doubled", "isolated", "backward", "connected"):
+            names.add(f"pawns.{phase}.{term}")
+        for rank in range(2, 8):
+            names.add(f"passed.{phase}.r{rank}")
+        names |= {f"rook.{phase}.open_file", f"rook.{phase}.semi_open_file"}
+    names |= {f"king.mg.{t}" for t in ("shield1", "shield2", "open_file", "attackers")}
+    names.add("king.mg.zone_attacks")
+    return names
+
+
+def test_weights_file_is_flat_integer_and_names_every_feature() -> None:
+    raw = json.loads(DEFAULT_WEIGHTS_PATH.read_text(encoding="utf-8"))
+    assert all(isinstance(v, int) for v in raw.values())
+    assert set(raw) == all_feature_names()
+    assert LinearEvaluator.from_json(DEFAULT_WEIGHTS_PATH).weights == raw
+    assert (raw["material.mg.P"], raw["material.mg.N"], raw["material.mg.Q"]) == (80, 310, 920)
+
+
+def test_every_produced_feature_has_a_weight() -> None:
+    known = set(default_evaluator().weights)
+    produced: set[str] = set()
+    for board in RANDOM + SUITES:
+        produced |= set(ChessGame(board).features())
+    assert produced - known == set()
+    assert len(produced) > 600
+
+
+def test_taper_splits_each_count_between_middlegame_and_endgame() -> None:
+    game = from_fen("4k3/8/8/8/8/8/8/3QK3 w - - 0 1")
+    values = game.features()
+    assert (game_phase(game.board), TAPER[4]) == (4, 5)  # 4/24 of the way is 5.33/32
+    assert values["material.mg.Q"] == 5 / 32
+    assert values["material.eg.Q"] == 27 / 32
+    assert values["psqt.mg.Q.d1"] == 5 / 32
+    assert values["tempo"] == 1.0
+    black = from_fen("4k3/8/8/8/8/8/8/3QK3 b - - 0 1").features()
+    assert black["material.eg.Q"] == -27 / 32
+    assert tuple(round(p * 32 / 24) for p in range(25)) == TAPER
+    assert from_fen(chess.STARTING_FEN).features()["material.eg.P"] == 0.0
+
+
+# -- raw feature counts ------------------------------------------------------------------
+
+
+def counts(fen: str, color: chess.Color) -> dict[str, int]:
+    return {
+        name: value
+        for name, value in side_counts(chess.Board(fen), color).items()
+        if value and not name.startswith("psqt.")
+    }
+
+
+def test_pawn_structure_counts() -> None:
+    """Doubled isolated a-pawns, a c4-d4 phalanx, a passed h6 pawn; black's b7 and e6 are
+    isolated.
+
+        . . . . k . . .
+        . p . . . . . .
+        . . . . p . . P
+        . . . . . . . .
+        . . P P . . . .
+        P . . . . . . .
+        P . . . . . . .
+        . . . . K . . .
+    """
+    fen = "4k3/1p6/4p2P/8/2PP4/P7/P7/4K3 w - - 0 1"
+    assert counts(fen, chess.WHITE) == {
+        "material.P": 5,
+        "pawns.doubled": 1,
+        "pawns.isolated": 3,
+        "pawns.connected": 2,
+        "passed.r6": 1,
+        "king.open_file": 2,
+    }
+    assert counts(fen, chess.BLACK) == {
+        "material.P": 2,
+        "pawns.isolated": 2,
+        "king.shield2": 1,
+        "king.open_file": 2,
+    }
+
+
+def test_backward_and_protected_pawns() -> None:
+    """d3 cannot be supported (c4 and e4 are ahead of it) and e5 guards d4: backward.  d3
+    protects c4 and e4; c4 is passed.
+
+        . . . . k . . .
+        . . . . . . . .
+        . . . . . . . .
+        . . . . p . . .
+        . . P . P . . .
+        . . . P . . . .
+        . . . . . . . .
+        . . . . K . . .
+    """
+    fen = "4k3/8/8/4p3/2P1P3/3P4/8/4K3 w - - 0 1"
+    assert counts(fen, chess.WHITE) == {
+        "material.P": 3,
+        "pawns.backward": 1,
+        "pawns.connected": 2,
+        "passed.r4": 1,
+        "king.shield2": 1,
+        "king.open_file": 1,
+    }
+
+
+def test_king_safety_and_mobility_counts() -> None:
+    """The knight on f4 hits g2 and the queen on h4 hits f2, both in white's king zone; h3 is
+    guarded by g2, g3 by f2, g4 by h3, so the black pieces have 7 safe squares each.
+
+        . . . . . . k .
+        . . . . . p . p
+        . . . . . . . .
+        . . . . . . . .
+        . . . . . n . q
+        . . . . . . . P
+        . . . . . P P .
+        . . . . . . K .
+    """
+    fen = "6k1/5p1p/8/8/5n1q/7P/5PP1/6K1 w - - 0 1"
+    assert counts(fen, chess.WHITE) == {
+        "material.P": 3,
+        "pawns.connected": 3,
+        "king.shield1": 2,
+        "king.shield2": 1,
+        "king.attackers": 2,
+        "king.zone_attacks": 2,
+    }
+    assert counts(fen, chess.BLACK) == {
+        "material.P": 2,
+        "material.N": 1,
+        "material.Q": 1,
+        "mobility.N": 7,
+        "mobility.Q": 7,
+        "pawns.isolated": 2,
+        "king.shield1": 2,
+        "king.open_file": 1,
+    }
+
+
+def test_rook_files_bishop_pair_and_piece_mobility() -> None:
+    """White's rook has the open d-file (and hits d7, d8 beside the black king); black's rook
+    the half-open c-file.  The cornered knight reaches two squares.
+
+        . . r . k . . .
+        . . . . . . . .
+        . . . . . . . .
+        . . . . . . . .
+        . . P . . . . .
+        . . . . . . . .
+        . . . . . . . .
+        N . B R K B . .
+    """
+    fen = "2r1k3/8/8/8/2P5/8/8/N1BRKB2 w - - 0 1"
+    white = counts(fen, chess.WHITE)
+    assert white["mobility.N"] == 2
+    assert white["mobility.B"] == 11
+    assert white["mobility.R"] == 7
+    assert white["rook.open_file"] == 1
+    assert white["bishop_pair"] == 1
+    black = counts(fen, chess.BLACK)
+    assert black["rook.semi_open_file"] == 1
+    assert (black["king.attackers"], black["king.zone_attacks"]) == (1, 2)
+    assert "bishop_pair" not in black
