@@ -1,0 +1,86 @@
+"""Staged, lazy move ordering: the cheapest good guesses first, generation only when needed.
+
+Alpha-beta prunes most when the best move comes first, and a node that cuts off on its first
+move never needs the rest of its move list.  So moves are produced in stages:
+
+1. the transposition-table move, before any move generation (the table stores full 64-bit
+   keys, so its move is trusted to be legal here; see :mod:`engine.tt`);
+2. the noisy moves (captures, promotions), in the game's own order (MVV-LVA for chess);
+3. the killer moves of this ply that are legal here (quiet moves that cut off in a sibling);
+4. the remaining quiet moves, by history score, highest first.
+
+Quiet moves are generated only when the consumer asks for a move past stage 2, so a cut-off on
+the TT move or a capture never pays for quiet move generation.  Each move is yielded with its
+stage so the search can tell quiet moves (for reductions, pruning and history) from noisy ones
+without asking the game again.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Iterator
+from typing import Any
+
+from engine.game import Game
+
+STAGE_TT = 0
+"""The transposition-table move (noisy or quiet: ask ``game.is_noisy`` if it matters)."""
+STAGE_NOISY = 1
+STAGE_KILLER = 2
+STAGE_QUIET = 3
+
+History = Counter[Hashable]
+"""History scores by move: a ``Counter`` so unknown moves score 0 without being inserted."""
+
+
+def staged_moves(
+    game: Game[Any],
+    tt_move: Hashable | None,
+    killer1: Hashable | None,
+    killer2: Hashable | None,
+    history: History,
+) -> Iterator[tuple[Any, int]]:
+    """Yield ``(move, stage)`` for every legal move of ``game`` exactly once, best guess first.
+
+    The game must not be changed between steps except by balanced push/pop pairs.
+    """
+    tt_noisy = False
+    if tt_move is not None:
+        yield tt_move, STAGE_TT
+    noisy = game.noisy_moves()
+    if noisy:
+        if tt_move is not None and tt_move in noisy:
+            noisy.remove(tt_move)
+            tt_noisy = True
+        for move in noisy:
+            yield move, STAGE_NOISY
+    quiets = game.quiet_moves()
+    if not quiets:
+        return
+    if tt_move is not None and not tt_noisy and tt_move in quiets:
+        quiets.remove(tt_move)
+    if killer1 is not None and killer1 in quiets:
+        quiets.remove(killer1)
+        yield killer1, STAGE_KILLER
+    if killer2 is not None and killer2 in quiets:
+        quiets.remove(killer2)
+        yield killer2, STAGE_KILLER
+    if len(quiets) > 1:
+        quiets.sort(key=history.__getitem__, reverse=True)
+    for move in quiets:
+        yield move, STAGE_QUIET
+
+
+def ordered_moves(
+    game: Game[Any],
+    tt_move: Hashable | None = None,
+    killers: tuple[Hashable | None, Hashable | None] = (None, None),
+    history: History | None = None,
+) -> list[Any]:
+    """All legal moves in staged order, as a list (for the root and for tests)."""
+    return [
+        move
+        for move, _ in staged_moves(
+            game, tt_move, killers[0], killers[1], Counter() if history is None else history
+        )
+    ]

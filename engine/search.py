@@ -1,0 +1,783 @@
+"""The production search: iterative deepening negamax alpha-beta over any :class:`Game`.
+
+Shape (DESIGN.md, engine/): iterative deepening with aspiration windows around the previous
+score; principal variation search (a full window for the first move, null windows for the
+rest, re-searched when they fail high); a bounded transposition table with distance-adjusted
+mate scores; quiescence over the game's noisy moves with stand-pat (all evasions when in
+check); mate-distance pruning; check extension; null-move pruning; late-move reductions;
+reverse futility and futility pruning near the horizon; killers and history feeding the staged
+move ordering of :mod:`engine.ordering`.
+
+Why closures: the node functions are created per ``search()`` as closures over locals, so the
+hot path reads cells and locals instead of instance attributes, and the game's bound methods
+are looked up once per search instead of once per node.
+
+Stopping: every node counts itself and, every few hundred nodes, polls the stop event, the
+node limit and the hard deadline.  A stop raises :class:`_Abort` at a node's entry, where the
+game holds exactly ``ply`` pushed moves; the driver pops them, so the game is restored without
+a ``try`` per node.  The move played comes from the last completed iteration, or from a root
+move that beat the best score with a completed full-window search in the interrupted one.
+
+Exhaustion: a counter of "horizon events" (static evaluations, heuristic prunings, cut-offs on
+entries that were not themselves exhaustive) tells whether a subtree was searched to the end
+of the game everywhere.  Such results are stored with the draft
+:data:`~engine.tt.EXHAUSTIVE` (valid at any depth), and an iteration without events has
+solved the position: deeper iterations could not change it, so the search returns (a solved
+tic-tac-toe position does not spin until ``stop``).
+
+Determinism: nothing in the tree walk depends on the clock, so a fresh :class:`Searcher`
+searching the same position to the same depth visits the same nodes (the ``bench`` signature).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.control import SearchControl
+from engine.game import Game
+from engine.info import Bound, InfoCallback, SearchInfo, SearchResult, ignore_info
+from engine.limits import Limits
+from engine.ordering import STAGE_KILLER, STAGE_QUIET, STAGE_TT, History, staged_moves
+from engine.score import DRAW, INF, MATE, MATE_BOUND, MAX_PLY, outcome_score, report, wdl
+from engine.timeman import TimeBudget, allocate
+from engine.tt import EXACT, EXHAUSTIVE, LOWER, UPPER, TranspositionTable
+
+MAX_DEPTH = 128
+"""Deepest iteration; an ``infinite`` search that gets here returns (the session waits)."""
+
+_PLY_CAP = MAX_PLY - 8
+"""Nodes this deep evaluate statically (keeps recursion and mate scores in range)."""
+
+_POLL_MIN = 64
+_POLL_MAX = 1024
+_POLL_GAP_S = 0.005
+"""The poll interval adapts so that stop/deadline checks happen about every 5 ms."""
+
+_ASP_MIN_DEPTH = 4
+_ASP_DELTA = 25
+_ASP_GIVE_UP = 1000
+_RFP_DEPTH = 3
+_RFP_MARGIN = 120
+_FUT_MARGINS = (0, 150, 300)
+_NULL_MIN_DEPTH = 3
+_LMR_MIN_DEPTH = 3
+_LMR_MIN_MOVES = 3
+_HIST_MAX = 16384
+_BOUND_REPORT_S = 1.0
+_CURRMOVE_REPORT_S = 3.0
+
+_LMR = tuple(
+    tuple(
+        0 if d < 1 or m < 1 else int(0.5 + math.log(d) * math.log(m) / 2.5) for m in range(64)
+    )
+    for d in range(64)
+)
+"""Late-move reduction by (depth, moves already searched), conservative."""
+
+_NO_PV: tuple[Any, ...] = ()
+
+
+class _Abort(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """Unwinds the tree from the node that noticed a stop; ``ply`` moves are still pushed."""
+
+    def __init__(self, ply: int) -> None:
+        super().__init__(ply)
+        self.ply = ply
+
+
+@dataclass(frozen=True, slots=True)
+class SearchConfig:
+    """Switches for the heuristics, all on by default.
+
+    Tests turn the value-changing ones off to compare the search with plain minimax; move
+    ordering (TT move, killers, history) and aspiration windows never change the value.
+    A ``mate`` limit turns null move, LMR and futility off for that search: they buy depth
+    in play by hiding quiet moves after a sacrifice, exactly where short mates hide.
+    """
+
+    null_move: bool = True
+    lmr: bool = True
+    futility: bool = True
+    quiescence: bool = True
+    tt_cutoffs: bool = True
+    aspiration: bool = True
+
+
+@dataclass(slots=True)
+class _Line:
+    """A root line found in one iteration: its score and moves (game objects, not text)."""
+
+    score: int
+    moves: tuple[Any, ...]
+
+
+class Searcher:
+    """One engine's search state: the transposition table and the move-ordering memory.
+
+    Not thread-safe: one search at a time (the session runs it on a worker thread and steers
+    it through :class:`SearchControl`).
+    """
+
+    def __init__(
+        self,
+        hash_mb: int = 16,
+        *,
+        config: SearchConfig = SearchConfig(),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = config
+        self.tt = TranspositionTable(hash_mb)
+        self._clock = clock
+        self._history: tuple[History, History] = (Counter(), Counter())
+
+    def resize_hash(self, hash_mb: int) -> None:
+        """Reallocate the transposition table (its contents are lost)."""
+        self.tt.resize(hash_mb)
+
+    def clear(self) -> None:
+        """Forget everything learned (``ucinewgame``, "Clear Hash"): TT, killers, history."""
+        self.tt.clear()
+        self._history = (Counter(), Counter())
+
+    def _age_history(self) -> None:
+        """Halve the history scores so old games' statistics fade instead of dominating."""
+        for table in self._history:
+            for move, value in list(table.items()):
+                halved = value // 2
+                if halved:
+                    table[move] = halved
+                else:
+                    del table[move]
+
+    def search(
+        self,
+        game: Game[Any],
+        limits: Limits,
+        *,
+        control: SearchControl | None = None,
+        on_info: InfoCallback = ignore_info,
+        multipv: int = 1,
+        move_overhead_ms: int = 30,
+    ) -> SearchResult:
+        """Search ``game`` in place (pushes are undone before returning) within ``limits``."""
+        # Step 1. Set up the per-search state.
+        clock = self._clock
+        start = clock()
+        if control is None:
+            control = SearchControl()
+        cfg = self.config
+        tt = self.tt
+        tt.new_search()
+        self._age_history()
+        hist_tables = self._history
+        root_side = game.side & 1
+        killers: list[list[Any]] = [[None, None] for _ in range(MAX_PLY + 2)]
+        pv_lines: list[tuple[Any, ...]] = [_NO_PV] * (MAX_PLY + 2)
+
+        # Step 2. Root moves: legal ones in staged order, restricted to ``searchmoves``.
+        root_key = game.key()
+        root_entry = tt.probe(root_key)
+        legal_root = game.noisy_moves() + game.quiet_moves()
+        if not legal_root:
+            score = outcome_score(game.terminal_value(), 0)
+            info = SearchInfo(depth=0, score=report(score), wdl=wdl(score))
+            on_info(info)
+            return SearchResult(None, None, report(score), 0, 0, self._ms_since(start))
+        root_tt_move = None
+        if root_entry is not None and root_entry.move in legal_root:
+            root_tt_move = root_entry.move
+        root_moves = [
+            m
+            for m, _ in staged_moves(
+                game, root_tt_move, None, None, hist_tables[root_side]
+            )
+        ]
+        if limits.searchmoves is not None:
+            chosen = self._parse_moves(game, limits.searchmoves)
+            restricted = [m for m in root_moves if m in chosen]
+            if restricted:
+                root_moves = restricted
+        n_lines = max(1, min(multipv, len(root_moves)))
+
+        # Step 3. Limits: depth, nodes, mate, time budget.
+        max_depth = MAX_DEPTH if limits.depth is None else max(1, min(limits.depth, MAX_DEPTH))
+        node_limit = None if limits.nodes is None else max(1, limits.nodes)
+        mate_limit = limits.mate if limits.mate is not None and limits.mate > 0 else None
+        budget: TimeBudget | None = allocate(limits, game.side, game.ply, move_overhead_ms)
+        hard_s = None if budget is None else budget.hard_ms / 1000.0
+        single_reply = budget is not None and len(root_moves) == 1
+
+        # Step 4. Counters shared with the node functions.
+        nodes = 0
+        events = 0
+        seldepth = 0
+        completed_depth = 0
+        ext_limit = 2
+        poll_every = 256
+        next_poll = poll_every if node_limit is None else min(poll_every, node_limit)
+        last_poll = start
+
+        def clock_base() -> float | None:
+            """When this move's clock started, or None while pondering (clock ignored)."""
+            if control.pondering:
+                return None
+            hit = control.ponderhit_at
+            return start if hit is None else hit
+
+        def poll(ply: int) -> None:
+            nonlocal next_poll, poll_every, last_poll
+            now = clock()
+            gap = now - last_poll
+            last_poll = now
+            if gap > 2 * _POLL_GAP_S and poll_every > _POLL_MIN:
+                poll_every >>= 1
+            elif gap < _POLL_GAP_S / 2 and poll_every < _POLL_MAX:
+                poll_every <<= 1
+            next_poll = nodes + poll_every
+            if node_limit is not None:
+                if nodes >= node_limit:
+                    raise _Abort(ply)
+                next_poll = min(next_poll, node_limit)
+            if control.stopped:
+                raise _Abort(ply)
+            if hard_s is not None:
+                base = clock_base()
+                if base is not None and (
+                    now - base >= hard_s or (single_reply and completed_depth >= 1)
+                ):
+                    raise _Abort(ply)
+
+        # Bound methods and switches as closure cells: no attribute lookups per node.
+        push = game.push
+        pop = game.pop
+        push_null = game.push_null
+        can_null = game.can_null_move
+        in_check_fn = game.in_check
+        is_terminal = game.is_terminal
+        terminal_value = game.terminal_value
+        key_fn = game.key
+        evaluate = game.evaluate
+        legal_moves = game.legal_moves
+        noisy_moves = game.noisy_moves
+        is_noisy = game.is_noisy
+        probe = tt.probe
+        store = tt.store
+        use_qs = cfg.quiescence
+        use_tt_cut = cfg.tt_cutoffs
+        # ``go mate N`` asks for a proof of the shortest mate: the heuristics that hide quiet
+        # mating moves behind a sacrifice (null move, reductions, futility) are left out.
+        proof = mate_limit is not None
+        use_null = cfg.null_move and not proof
+        use_lmr = cfg.lmr and not proof
+        use_fut = cfg.futility and not proof
+        lmr_table = _LMR
+        fut_margins = _FUT_MARGINS
+
+        def qsearch(alpha: int, beta: int, ply: int, in_check: bool) -> int:
+            """Resolve noisy moves so the static evaluation is taken in a quiet position."""
+            nonlocal nodes, events, seldepth
+            nodes += 1
+            if nodes >= next_poll:
+                poll(ply)
+            if is_terminal():
+                v = terminal_value()
+                return MATE - ply if v > 0 else (ply - MATE if v < 0 else DRAW)
+            if ply > seldepth:  # noqa: PLR1730 - hot path: cheaper than a max() call
+                seldepth = ply
+            if ply >= _PLY_CAP:
+                events += 1
+                return evaluate()
+            pv_node = beta - alpha > 1
+            if pv_node:
+                pv_lines[ply] = _NO_PV
+            events_at_entry = events
+            key = key_fn()
+            entry = probe(key)
+            ev = None
+            if entry is not None:
+                tt_score = entry[1]
+                if tt_score >= MATE_BOUND:
+                    tt_score -= ply
+                elif tt_score <= -MATE_BOUND:
+                    tt_score += ply
+                tt_bound = entry[3]
+                if use_tt_cut and not pv_node and (
+                    tt_bound == EXACT
+                    or (tt_bound == LOWER and tt_score >= beta)
+                    or (tt_bound == UPPER and tt_score <= alpha)
+                ):
+                    if entry[2] != EXHAUSTIVE:
+                        events += 1
+                    return tt_score
+                ev = entry[4]
+            alpha0 = alpha
+            if in_check:
+                # No stand-pat in check: every evasion is searched, none may mean mate.
+                moves = legal_moves()
+                if not moves:
+                    v = terminal_value()
+                    return MATE - ply if v > 0 else (ply - MATE if v < 0 else DRAW)
+                best = ply - MATE
+            else:
+                events += 1
+                if ev is None:
+                    ev = evaluate()
+                best = ev
+                if best >= beta:
+                    return best
+                if best > alpha:  # noqa: PLR1730 - hot path: cheaper than a max() call
+                    alpha = best
+                moves = noisy_moves()
+            best_move = None
+            for move in moves:
+                push(move)
+                s = -qsearch(-beta, -alpha, ply + 1, in_check_fn())
+                pop()
+                if s > best:
+                    best = s
+                    if s > alpha:
+                        best_move = move
+                        if pv_node:
+                            pv_lines[ply] = (move, *pv_lines[ply + 1])
+                        if s >= beta:
+                            break
+                        alpha = s
+            if best >= MATE_BOUND:
+                stored = best + ply
+            elif best <= -MATE_BOUND:
+                stored = best - ply
+            else:
+                stored = best
+            store(
+                key,
+                best_move,
+                stored,
+                EXHAUSTIVE if events == events_at_entry else 0,
+                LOWER if best >= beta else (EXACT if best > alpha0 else UPPER),
+                ev,
+            )
+            return best
+
+        def negamax(  # noqa: PLR0917 - the hot recursive call stays positional
+            depth: int,
+            alpha: int,
+            beta: int,
+            ply: int,
+            pv_node: bool,
+            null_ok: bool,
+            in_check: bool,
+        ) -> int:
+            """Fail-soft PVS node; ``in_check`` is computed by the parent after its push."""
+            nonlocal nodes, events, seldepth
+            # Step N1. Count the node, poll, reset this ply's PV.
+            nodes += 1
+            if nodes >= next_poll:
+                poll(ply)
+            if pv_node:
+                pv_lines[ply] = _NO_PV
+            # Step N2. Game over by rule or line (never checked at the root).
+            if is_terminal():
+                v = terminal_value()
+                return MATE - ply if v > 0 else (ply - MATE if v < 0 else DRAW)
+            # Step N3. Mate-distance pruning: no line from here beats a mate already in hand.
+            lo = ply - MATE
+            if alpha < lo:
+                alpha = lo
+                if lo >= beta:
+                    return lo
+            hi = MATE - ply - 1
+            if beta > hi:
+                beta = hi
+                if alpha >= hi:
+                    return alpha
+            # Step N4. Check extension, horizon.
+            if in_check and ply < ext_limit:
+                depth += 1
+            if depth <= 0:
+                if use_qs:
+                    return qsearch(alpha, beta, ply, in_check)
+                events += 1
+                return evaluate()
+            if ply >= _PLY_CAP:
+                events += 1
+                return evaluate()
+            if ply > seldepth:  # noqa: PLR1730 - hot path: cheaper than a max() call
+                seldepth = ply
+            events_at_entry = events
+            # Step N5. Transposition table.
+            key = key_fn()
+            entry = probe(key)
+            if entry is not None:
+                tt_move, tt_score, tt_depth, tt_bound, ev = entry
+                if tt_score >= MATE_BOUND:
+                    tt_score -= ply
+                elif tt_score <= -MATE_BOUND:
+                    tt_score += ply
+                if (
+                    use_tt_cut
+                    and not pv_node
+                    and tt_depth >= depth
+                    and (
+                        tt_bound == EXACT
+                        or (tt_bound == LOWER and tt_score >= beta)
+                        or (tt_bound == UPPER and tt_score <= alpha)
+                    )
+                ):
+                    if tt_depth != EXHAUSTIVE:
+                        events += 1
+                    return tt_score
+            else:
+                tt_move = None
+                ev = None
+            # Step N6. Static pruning at non-PV nodes out of check.
+            futile = False
+            if not pv_node and not in_check:
+                if ev is None:
+                    ev = evaluate()
+                if use_fut and -MATE_BOUND < beta < MATE_BOUND:
+                    if depth <= _RFP_DEPTH and ev - _RFP_MARGIN * depth >= beta:
+                        events += 1
+                        return ev
+                    if depth < len(fut_margins) and ev + fut_margins[depth] <= alpha:
+                        futile = True
+                if (
+                    use_null
+                    and null_ok
+                    and depth >= _NULL_MIN_DEPTH
+                    and ev >= beta
+                    and beta < MATE_BOUND
+                    and can_null()
+                ):
+                    push_null()
+                    s = -negamax(
+                        depth - (4 if depth >= 6 else 3),
+                        -beta,
+                        1 - beta,
+                        ply + 1,
+                        False,
+                        False,
+                        in_check_fn(),
+                    )
+                    pop()
+                    if s >= beta:
+                        events += 1
+                        return beta if s >= MATE_BOUND else s
+            # Step N7. The moves, in staged order.
+            alpha0 = alpha
+            best = -INF
+            best_move = None
+            searched = 0
+            legal = 0
+            tried: list[Any] | None = None
+            kl = killers[ply]
+            hist = hist_tables[root_side ^ (ply & 1)]
+            new_depth = depth - 1
+            for move, stage in staged_moves(game, tt_move, kl[0], kl[1], hist):
+                legal += 1
+                push(move)
+                check = in_check_fn()
+                if (
+                    futile
+                    and searched
+                    and stage == STAGE_QUIET
+                    and not check
+                    and best > -MATE_BOUND
+                ):
+                    pop()
+                    events += 1
+                    continue
+                if not searched:
+                    s = -negamax(new_depth, -beta, -alpha, ply + 1, pv_node, True, check)
+                else:
+                    r = 0
+                    if (
+                        use_lmr
+                        and stage == STAGE_QUIET
+                        and depth >= _LMR_MIN_DEPTH
+                        and searched >= _LMR_MIN_MOVES
+                        and not in_check
+                        and not check
+                    ):
+                        r = lmr_table[min(depth, 63)][min(searched, 63)]
+                        if pv_node and r:
+                            r -= 1
+                        if r >= new_depth:
+                            r = new_depth - 1
+                    s = -negamax(new_depth - r, -alpha - 1, -alpha, ply + 1, False, True, check)
+                    if r > 0 and s > alpha:
+                        s = -negamax(new_depth, -alpha - 1, -alpha, ply + 1, False, True, check)
+                    if pv_node and alpha < s < beta:
+                        s = -negamax(new_depth, -beta, -alpha, ply + 1, True, True, check)
+                pop()
+                searched += 1
+                if s > best:
+                    best = s
+                    if s > alpha:
+                        best_move = move
+                        if pv_node:
+                            # Also on a fail high: mate-distance pruning lowers beta to the
+                            # best mate possible, and that mate's line is the PV.
+                            pv_lines[ply] = (move, *pv_lines[ply + 1])
+                        if s >= beta:
+                            # Step N8. Cut-off: remember quiet moves that refute.
+                            if stage >= STAGE_KILLER or (stage == STAGE_TT and not is_noisy(move)):
+                                if kl[0] != move:
+                                    kl[1] = kl[0]
+                                    kl[0] = move
+                                bonus = depth * depth if depth < 64 else 4096
+                                h = hist[move]
+                                hist[move] = h + bonus - h * bonus // _HIST_MAX
+                                if tried is not None:
+                                    for q in tried:
+                                        h = hist[q]
+                                        hist[q] = h - bonus - h * bonus // _HIST_MAX
+                            break
+                        alpha = s
+                if stage >= STAGE_KILLER:
+                    if tried is None:
+                        tried = [move]
+                    else:
+                        tried.append(move)
+            if not legal:
+                v = terminal_value()
+                return MATE - ply if v > 0 else (ply - MATE if v < 0 else DRAW)
+            # Step N9. Store the result (mate scores made node-relative).
+            if best >= MATE_BOUND:
+                stored = best + ply
+            elif best <= -MATE_BOUND:
+                stored = best - ply
+            else:
+                stored = best
+            store(
+                key,
+                best_move,
+                stored,
+                EXHAUSTIVE if events == events_at_entry else depth,
+                LOWER if best >= beta else (EXACT if best > alpha0 else UPPER),
+                ev,
+            )
+            return best
+
+        # Step 5. Root search and aspiration windows.
+        pending: _Line | None = None
+
+        def elapsed_s() -> float:
+            return clock() - start
+
+        def search_root(depth: int, alpha: int, beta: int, moves: list[Any], k: int) -> _Line:
+            """PVS over the root moves; a move beating alpha with a full window is kept."""
+            nonlocal pending
+            best = -INF
+            line: tuple[Any, ...] = _NO_PV
+            for i, move in enumerate(moves):
+                if elapsed_s() >= _CURRMOVE_REPORT_S:
+                    on_info(
+                        SearchInfo(
+                            depth=depth,
+                            currmove=game.format_move(move),
+                            currmovenumber=i + 1,
+                            multipv=k + 1,
+                        )
+                    )
+                push(move)
+                check = in_check_fn()
+                if i == 0:
+                    s = -negamax(depth - 1, -beta, -alpha, 1, True, True, check)
+                else:
+                    s = -negamax(depth - 1, -alpha - 1, -alpha, 1, False, True, check)
+                    if s > alpha:
+                        s = -negamax(depth - 1, -beta, -alpha, 1, True, True, check)
+                pop()
+                if s > best:
+                    best = s
+                    if s > alpha:
+                        line = (move, *pv_lines[1])
+                        if k == 0:
+                            pending = _Line(s, line)
+                        if s >= beta:
+                            break
+                        alpha = s
+            return _Line(best, line)
+
+        def aspirate(depth: int, moves: list[Any], prev: int | None, k: int) -> _Line:
+            """Search a narrow window around ``prev``, widening after each failure."""
+            if (
+                cfg.aspiration
+                and depth >= _ASP_MIN_DEPTH
+                and prev is not None
+                and -MATE_BOUND < prev < MATE_BOUND
+            ):
+                delta = _ASP_DELTA
+                alpha = max(prev - delta, -INF)
+                beta = min(prev + delta, INF)
+            else:
+                delta = 0
+                alpha, beta = -INF, INF
+            while True:
+                found = search_root(depth, alpha, beta, moves, k)
+                if found.moves and found.moves[0] is not moves[0]:
+                    # The fail-high (or new best) move leads the re-search.
+                    moves.remove(found.moves[0])
+                    moves.insert(0, found.moves[0])
+                if found.score <= alpha and alpha > -INF:
+                    bound = Bound.UPPER
+                    beta = (alpha + beta) // 2
+                    alpha = max(found.score - delta, -INF)
+                elif found.score >= beta and beta < INF:
+                    bound = Bound.LOWER
+                    beta = min(found.score + delta, INF)
+                else:
+                    return found
+                if elapsed_s() >= _BOUND_REPORT_S and found.moves:
+                    on_info(line_info(depth, k + 1, found, bound))
+                delta += delta
+                if delta > _ASP_GIVE_UP:
+                    alpha, beta = -INF, INF
+
+        def line_info(depth: int, k: int, line: _Line, bound: Bound = Bound.EXACT) -> SearchInfo:
+            ms = self._ms_since(start)
+            return SearchInfo(
+                depth=depth,
+                seldepth=max(seldepth, len(line.moves)),
+                multipv=k,
+                score=report(line.score),
+                bound=bound,
+                nodes=nodes,
+                nps=nodes * 1000 // max(ms, 1),
+                time_ms=ms,
+                hashfull=tt.hashfull(),
+                pv=_format_line(game, line.moves),
+                wdl=wdl(line.score),
+            )
+
+        # Step 6. Iterative deepening.
+        lines: list[_Line] = []
+        infos: list[SearchInfo] = []
+        prev_best: Any = None
+        instability = 0.0
+        try:
+            for depth in range(1, max_depth + 1):
+                ext_limit = 2 * depth
+                pending = None
+                events_before = events
+                found: list[_Line] = []
+                excluded: list[Any] = []
+                for k in range(n_lines):
+                    candidates = [m for m in root_moves if m not in excluded]
+                    prev = lines[k].score if k < len(lines) else None
+                    line = aspirate(depth, candidates, prev, k)
+                    found.append(line)
+                    excluded.append(line.moves[0])
+                found.sort(key=lambda ln: -ln.score)
+                lines = found
+                completed_depth = depth
+                pending = None
+                bests = [ln.moves[0] for ln in lines]
+                root_moves = bests + [m for m in root_moves if m not in bests]
+                tt.store(root_key, bests[0], lines[0].score, depth, EXACT)
+                infos = [line_info(depth, i + 1, ln) for i, ln in enumerate(lines)]
+                for info in infos:
+                    on_info(info)
+                # Step 7. Decide whether another iteration is worth starting.
+                if depth > 1:
+                    instability = instability / 2 + (1.0 if bests[0] != prev_best else 0.0)
+                prev_best = bests[0]
+                if control.stopped:
+                    break
+                if events == events_before:
+                    break  # solved: every leaf was the end of the game
+                top = lines[0].score
+                if mate_limit is not None and top >= MATE_BOUND and MATE - top <= 2 * mate_limit:
+                    break  # a mate in at most ``mate_limit`` moves, with an exact score
+                if budget is not None:
+                    base = clock_base()
+                    if base is not None:
+                        if single_reply:
+                            break
+                        soft = budget.soft_ms
+                        if soft < budget.hard_ms:
+                            soft = min(budget.hard_ms, soft * min(2.0, 0.6 + 0.9 * instability))
+                        if (clock() - base) * 1000.0 >= soft:
+                            break
+        except _Abort as abort:
+            for _ in range(abort.ply):
+                pop()
+
+        # Step 8. The result: last completed iteration, or a completed root improvement.
+        if pending is not None and (n_lines == 1 or not lines):
+            final = [pending]
+            info = line_info(completed_depth + 1, 1, pending)
+            on_info(info)
+            infos = [info]
+        elif lines:
+            final = lines
+        else:
+            final = []
+        ms = self._ms_since(start)
+        if not final:
+            move = root_moves[0]
+            text = game.format_move(move)
+            return SearchResult(text, None, None, 0, nodes, ms, (text,))
+        best_line = final[0]
+        pv_text = _format_line(game, best_line.moves)
+        ponder = pv_text[1] if len(pv_text) > 1 else self._ponder_from_tt(game, best_line.moves[0])
+        return SearchResult(
+            best=pv_text[0],
+            ponder=ponder,
+            score=report(best_line.score),
+            depth=completed_depth,
+            nodes=nodes,
+            time_ms=ms,
+            pv=pv_text,
+            lines=tuple(infos),
+        )
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _ms_since(self, start: float) -> int:
+        return int((self._clock() - start) * 1000)
+
+    @staticmethod
+    def _parse_moves(game: Game[Any], texts: Sequence[str]) -> list[Any]:
+        """Moves named by ``texts``; texts that do not parse (``0000``, illegal) are skipped."""
+        moves = []
+        for text in texts:
+            try:
+                moves.append(game.parse_move(text))
+            except ValueError:
+                continue
+        return moves
+
+    def _ponder_from_tt(self, game: Game[Any], best: Hashable) -> str | None:
+        """The expected reply when the PV is one move long: the TT move after ``best``."""
+        game.push(best)
+        try:
+            if game.is_terminal():
+                return None
+            entry = self.tt.probe(game.key())
+            if entry is None or entry.move is None:
+                return None
+            if entry.move not in game.legal_moves():
+                return None
+            return game.format_move(entry.move)
+        finally:
+            game.pop()
+
+
+def _format_line(game: Game[Any], moves: Sequence[Any]) -> tuple[str, ...]:
+    """Move texts, each formatted in the position where it is played."""
+    texts: list[str] = []
+    pushed = 0
+    try:
+        for move in moves:
+            texts.append(game.format_move(move))
+            game.push(move)
+            pushed += 1
+    finally:
+        for _ in range(pushed):
+            game.pop()
+    return tuple(texts)

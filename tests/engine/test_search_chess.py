@@ -1,0 +1,105 @@
+"""The search on real chess: forced mates found at the right distance, and played out.
+
+Positions come from ``shared/data/chess/mates/mate{N}.fen`` (side to move mates in N; see
+SOURCES.md).  All mate-in-1 positions, every 8th mate-in-2 and a fixed sample of mate-in-3
+are searched with ``go mate N`` (and a depth cap, so a regression fails instead of hanging).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.game import Game
+from engine.limits import Limits
+from engine.score import Cp, Mate
+from engine.search import Searcher
+from games import get_variant
+
+MATES = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "chess" / "mates"
+
+MATE3_SAMPLE = (0, 1, 2, 5, 6, 7, 11, 12, 13)
+"""Mate-in-3 problems that a pure-Python search proves in well under a second each (the
+others need tens of thousands to millions of nodes: quiet key moves behind sacrifices)."""
+
+
+def mate_fens(n: int) -> list[str]:
+    path = MATES / f"mate{n}.fen"
+    if not path.is_file():
+        pytest.fail(f"test data missing: {path}")
+    return [line.strip() for line in path.read_text().splitlines() if line.strip()]
+
+
+def cases() -> list[Any]:
+    out = [pytest.param(1, fen, id=f"mate1-{i}") for i, fen in enumerate(mate_fens(1))]
+    out += [
+        pytest.param(2, fen, id=f"mate2-{i}")
+        for i, fen in enumerate(mate_fens(2))
+        if i % 8 == 0
+    ]
+    fens3 = mate_fens(3)
+    out += [pytest.param(3, fens3[i], id=f"mate3-{i}") for i in MATE3_SAMPLE]
+    return out
+
+
+def chess(fen: str | None = None) -> Game[Any]:
+    return get_variant("chess").new(fen)
+
+
+@pytest.mark.parametrize(("n", "fen"), cases())
+def test_finds_the_mate_and_its_pv_mates(n: int, fen: str) -> None:
+    game = chess(fen)
+    result = Searcher(4).search(game, Limits(mate=n, depth=2 * n + 1, nodes=400_000))
+    assert result.score == Mate(n)
+    assert game.fen() == fen or game.fen().split()[:4] == fen.split()[:4]  # untouched
+    assert result.best is not None and result.pv[0] == result.best
+    # Follow the PV: every move legal, and it ends in checkmate after 2N-1 plies.
+    assert len(result.pv) == 2 * n - 1
+    for text in result.pv:
+        game.push(game.parse_move(text))
+    assert not game.legal_moves()
+    assert game.in_check() and game.terminal_value() == -1
+
+
+def test_mated_side_sees_its_fate() -> None:
+    game = chess(mate_fens(2)[0])
+    best = Searcher(4).search(game, Limits(mate=2, depth=5)).best
+    assert best is not None
+    game.push(game.parse_move(best))
+    result = Searcher(4).search(game, Limits(depth=4))
+    assert result.score == Mate(-1)
+
+
+def test_checkmated_and_stalemated_roots_have_no_move() -> None:
+    mated = chess("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3")
+    result = Searcher(1).search(mated, Limits(depth=3))
+    assert (result.best, result.score) == (None, Mate(0))
+    stalemate = chess("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1")
+    result = Searcher(1).search(stalemate, Limits(depth=3))
+    assert (result.best, result.score) == (None, Cp(0))
+
+
+def test_start_position_search_is_legal_and_deterministic() -> None:
+    def run() -> tuple[int, tuple[str, ...], str | None]:
+        game = chess()
+        result = Searcher(8).search(game, Limits(depth=4))
+        replay = chess()
+        for text in result.pv:
+            replay.push(replay.parse_move(text))
+        return result.nodes, result.pv, result.ponder
+
+    first = run()
+    assert first == run()
+    assert len(first[1]) >= 4 and first[2] == first[1][1]
+
+
+def test_a_position_seen_once_before_is_still_played() -> None:
+    """After Nf3 Nf6 Ng1 Ng8 the start position repeats: the search treats a repetition
+    inside the tree as a draw, but the root itself must still get a move."""
+    game = chess()
+    for text in ("g1f3", "g8f6", "f3g1", "f6g8"):
+        game.push(game.parse_move(text))
+    result = Searcher(4).search(game, Limits(depth=3))
+    assert result.best is not None and result.depth == 3

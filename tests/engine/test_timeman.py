@@ -1,0 +1,88 @@
+"""Time allocation: a pure function of the clocks, checked with tables and properties."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.limits import Limits
+from engine.timeman import MIN_MS, TimeBudget, allocate
+
+
+def test_untimed_searches_have_no_budget() -> None:
+    assert allocate(Limits(), 0, 0, 30) is None
+    assert allocate(Limits(depth=8, nodes=1000, mate=3), 0, 0, 30) is None
+    assert allocate(Limits(infinite=True, wtime=1000, btime=1000), 0, 0, 30) is None
+    # Only the opponent's clock given: this side is untimed.
+    assert allocate(Limits(btime=5000), 0, 0, 30) is None
+
+
+@pytest.mark.parametrize(
+    ("limits", "side", "ply", "expected"),
+    [
+        # movetime: all of it minus the overhead, floored.
+        (Limits(movetime=1000), 0, 0, TimeBudget(970, 970)),
+        (Limits(movetime=10), 0, 0, TimeBudget(MIN_MS, MIN_MS)),
+        # Sudden death, early: remaining / 30; hard = min(5·soft, 0.4·remaining).
+        (Limits(wtime=60_000, btime=1), 0, 0, TimeBudget(2000, 10_000)),
+        # The other side's clock is read for black; later in the game the horizon is 25.
+        (Limits(wtime=1, btime=60_000), 1, 80, TimeBudget(2400, 12_000)),
+        # Increment: remaining / 30 + 3/4 inc.
+        (Limits(wtime=60_000, winc=1000), 0, 0, TimeBudget(2750, 13_750)),
+        # 1 s + 10 ms (the fastest control we support).
+        (Limits(wtime=1000, winc=10), 0, 0, TimeBudget(1000 / 30 + 7.5, 5 * (1000 / 30 + 7.5))),
+        # movestogo: remaining / (n + 1).
+        (Limits(wtime=30_000, movestogo=9), 0, 10, TimeBudget(3000, 12_000)),
+        # Last move before the time control: half the time, hard up to 90 % minus overhead.
+        (Limits(wtime=10_000, movestogo=1), 0, 10, TimeBudget(5000, 9000)),
+        # Increment larger than the clock: capped by what is left.
+        (Limits(wtime=100, winc=2000), 0, 0, TimeBudget(70, 70)),
+        # Zero and negative clocks still get a (tiny) budget: a move at once.
+        (Limits(wtime=0), 0, 0, TimeBudget(MIN_MS, MIN_MS)),
+        (Limits(wtime=-500, winc=100), 0, 0, TimeBudget(MIN_MS, MIN_MS)),
+        # Both a clock and movetime: whichever is smaller.
+        (Limits(wtime=60_000, movetime=500), 0, 0, TimeBudget(470, 470)),
+        (Limits(wtime=3000, movetime=5000), 0, 0, TimeBudget(100, 500)),
+    ],
+)
+def test_allocation_table(limits: Limits, side: int, ply: int, expected: TimeBudget) -> None:
+    budget = allocate(limits, side, ply, 30)
+    assert budget is not None
+    assert budget.soft_ms == pytest.approx(expected.soft_ms)
+    assert budget.hard_ms == pytest.approx(expected.hard_ms)
+
+
+def test_more_time_means_more_budget() -> None:
+    budgets = [allocate(Limits(wtime=t), 0, 20, 30) for t in (1000, 10_000, 100_000)]
+    softs = [b.soft_ms for b in budgets if b is not None]
+    assert softs == sorted(softs) and len(set(softs)) == 3
+
+
+@settings(max_examples=500, derandomize=True)
+@given(
+    remaining=st.integers(min_value=-10_000, max_value=10_000_000),
+    inc=st.none() | st.integers(min_value=0, max_value=100_000),
+    movestogo=st.none() | st.integers(min_value=1, max_value=100),
+    movetime=st.none() | st.integers(min_value=0, max_value=1_000_000),
+    side=st.integers(min_value=0, max_value=1),
+    ply=st.integers(min_value=0, max_value=600),
+    overhead=st.integers(min_value=0, max_value=1000),
+)
+def test_budget_never_exceeds_the_clock(  # noqa: PLR0917 - one argument per strategy
+    remaining: int,
+    inc: int | None,
+    movestogo: int | None,
+    movetime: int | None,
+    side: int,
+    ply: int,
+    overhead: int,
+) -> None:
+    clocks = {"wtime": remaining, "winc": inc} if side == 0 else {"btime": remaining, "binc": inc}
+    limits = Limits(movestogo=movestogo, movetime=movetime, **clocks)  # type: ignore[arg-type]
+    budget = allocate(limits, side, ply, overhead)
+    assert budget is not None
+    assert MIN_MS <= budget.soft_ms <= budget.hard_ms
+    assert budget.hard_ms <= max(remaining - overhead, MIN_MS)
+    if movetime is not None:
+        assert budget.hard_ms <= max(movetime - overhead, MIN_MS)

@@ -1,0 +1,243 @@
+"""The transposition table: packing, replacement, hashfull, and honest memory use."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+from collections.abc import Callable, Iterator
+
+import chess
+import pytest
+from toy_game import mix
+
+from engine.score import mate_in, mated_in, to_tt
+from engine.tt import EXACT, EXHAUSTIVE, LOWER, UPPER, Entry, TranspositionTable
+
+
+def same_bucket_keys(tt: TranspositionTable, n: int, base: int = 12345) -> list[int]:
+    """Keys landing in one bucket (buckets hold two slots: ``entries // 2`` buckets)."""
+    buckets = tt.entries // 2
+    return [base + i * buckets for i in range(n)]
+
+
+def test_probe_miss_and_round_trip() -> None:
+    tt = TranspositionTable(1)
+    assert tt.probe(42) is None
+    tt.store(42, "e2e4", -317, 7, LOWER, 55)
+    assert tt.probe(42) == Entry("e2e4", -317, 7, LOWER, 55)
+    tt.store(43, None, 0, 0, UPPER)
+    assert tt.probe(43) == Entry(None, 0, 0, UPPER, None)
+    assert tt.probe(44) is None
+
+
+@pytest.mark.parametrize("score", [mate_in(1), mated_in(2), 29_999, -29_999, 30_001, -30_001])
+def test_extreme_scores_survive_packing(score: int) -> None:
+    tt = TranspositionTable(1)
+    tt.store(7, 3, score, 12, EXACT, -29_000)
+    entry = tt.probe(7)
+    assert entry is not None
+    assert (entry.score, entry.static_eval) == (score, -29_000)
+
+
+def test_mate_scores_are_stored_node_relative() -> None:
+    tt = TranspositionTable(1)
+    tt.store(99, 1, to_tt(mate_in(9), 4), 5, EXACT)
+    entry = tt.probe(99)
+    assert entry is not None and entry.score == mate_in(5)
+
+
+def test_depth_is_clamped_and_exhaustive_kept() -> None:
+    tt = TranspositionTable(1)
+    tt.store(1, None, 0, -3, EXACT)
+    tt.store(2, None, 0, 400, EXACT)
+    tt.store(3, None, 0, EXHAUSTIVE, EXACT)
+    assert [tt.probe(k).depth for k in (1, 2, 3)] == [0, EXHAUSTIVE - 1, EXHAUSTIVE]  # type: ignore[union-attr]
+
+
+def test_keys_wider_than_64_bits_and_zero_key() -> None:
+    tt = TranspositionTable(1)
+    tt.store(0, 5, 11, 1, EXACT)
+    tt.store(-1, 6, 12, 1, EXACT)
+    tt.store(1 << 70 | 77, 7, 13, 1, EXACT)
+    assert tt.probe(0) == Entry(5, 11, 1, EXACT, None)
+    assert tt.probe(-1) == Entry(6, 12, 1, EXACT, None)
+    assert tt.probe(1 << 70 | 77) == Entry(7, 13, 1, EXACT, None)
+
+
+def test_store_without_move_keeps_the_old_move() -> None:
+    tt = TranspositionTable(1)
+    tt.store(5, "g1f3", 10, 3, LOWER)
+    tt.store(5, None, -4, 4, UPPER)
+    assert tt.probe(5) == Entry("g1f3", -4, 4, UPPER, None)
+
+
+def test_same_key_deeper_entry_survives_a_shallow_bound() -> None:
+    tt = TranspositionTable(1)
+    tt.store(5, 1, 100, 10, LOWER)
+    tt.store(5, 2, 50, 3, UPPER)  # much shallower, not exact: ignored
+    assert tt.probe(5) == Entry(1, 100, 10, LOWER, None)
+    tt.store(5, 2, 50, 8, UPPER)  # within two plies: replaces
+    assert tt.probe(5) == Entry(2, 50, 8, UPPER, None)
+    tt.store(5, 3, 60, 1, EXACT)  # exact always replaces its own key
+    assert tt.probe(5) == Entry(3, 60, 1, EXACT, None)
+
+
+def test_bucket_keeps_deep_entry_and_newest_entry() -> None:
+    tt = TranspositionTable(1)
+    a, b, c = same_bucket_keys(tt, 3)
+    tt.store(a, 1, 1, 9, EXACT)  # depth-preferred slot
+    tt.store(b, 2, 2, 2, LOWER)  # shallower: always-replace slot
+    tt.store(c, 3, 3, 1, LOWER)  # shallower again: evicts b, not a
+    assert tt.probe(a) is not None
+    assert tt.probe(b) is None
+    assert tt.probe(c) == Entry(3, 3, 1, LOWER, None)
+    tt.store(b, 2, 2, 12, LOWER)  # deeper than a: takes the preferred slot, a is demoted
+    assert tt.probe(b) == Entry(2, 2, 12, LOWER, None)
+    assert tt.probe(a) == Entry(1, 1, 9, EXACT, None)
+    assert tt.probe(c) is None
+
+
+def test_older_generation_is_replaced_first() -> None:
+    tt = TranspositionTable(1)
+    a, b = same_bucket_keys(tt, 2)
+    tt.store(a, 1, 1, 20, EXACT)
+    tt.new_search()
+    tt.store(b, 2, 2, 1, UPPER)  # shallow, but a is from an older search
+    entry = tt.probe(b)
+    assert entry is not None and entry.depth == 1
+    assert tt.probe(a) is not None  # demoted to the always-replace slot, not lost
+
+
+def test_promoting_a_key_from_the_second_slot_leaves_no_duplicate() -> None:
+    tt = TranspositionTable(1)
+    a, b = same_bucket_keys(tt, 2)
+    tt.store(a, 1, 1, 6, EXACT)
+    tt.store(b, 2, 2, 2, LOWER)  # second slot
+    tt.store(b, None, 5, 7, LOWER)  # deeper now: promoted, keeps its move
+    assert tt.probe(b) == Entry(2, 5, 7, LOWER, None)
+    assert tt.probe(a) == Entry(1, 1, 6, EXACT, None)
+
+
+def test_hashfull_counts_current_search_per_mille() -> None:
+    tt = TranspositionTable(1)
+    assert tt.hashfull() == 0
+    for key in range(250):  # consecutive keys: one per bucket, in its preferred slot
+        tt.store(key, None, 0, 1, EXACT)
+    assert tt.hashfull() == 250  # 250 of the first 1,000 slots
+    tt.new_search()
+    assert tt.hashfull() == 0  # entries of an older search do not count
+    for key in range(1000):
+        tt.store(key, None, 0, 1, EXACT)
+    assert tt.hashfull() == 500  # 500 buckets: one slot of each
+
+
+def test_clear_and_resize() -> None:
+    tt = TranspositionTable(2)
+    assert tt.size_mb == 2
+    small = TranspositionTable(1).entries
+    assert tt.entries > small
+    tt.store(8, "x", 1, 1, EXACT)
+    tt.clear()
+    assert tt.probe(8) is None and tt.entries > small
+    tt.resize(1)
+    assert (tt.size_mb, tt.entries) == (1, small)
+    tt.resize(0)
+    assert tt.size_mb == 1
+
+
+def test_capacity_grows_with_size() -> None:
+    one = TranspositionTable(1).entries
+    eight = TranspositionTable(8).entries
+    assert one >= 40_000  # 16 bytes per slot after the move share
+    assert eight > 8 * one * 0.9
+    assert eight * 16 <= 8 << 20
+
+
+def test_move_interning_budget_degrades_to_no_move() -> None:
+    tt = TranspositionTable(1)
+    stored_with_move = 0
+    for i in range(20_000):
+        move = (i, i + 1, i + 2)
+        tt.store(i, move, 0, 1, EXACT)
+        entry = tt.probe(i)
+        assert entry is not None and entry.score == 0
+        stored_with_move += entry.move == move
+    assert 500 < stored_with_move < 20_000
+
+
+def fresh_chess_moves() -> Iterator[chess.Move]:
+    """A stream of newly allocated moves, as a move generator produces them."""
+    while True:
+        for promotion in (None, chess.QUEEN, chess.KNIGHT):
+            for frm in range(64):
+                for to in range(64):
+                    if frm != to:
+                        yield chess.Move(frm, to, promotion)
+
+
+def traced_bytes(fill: Callable[[], TranspositionTable]) -> tuple[int, TranspositionTable]:
+    """Bytes still allocated (tracemalloc) after ``fill`` built and filled a table."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tt = fill()
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before, tt
+    finally:
+        tracemalloc.stop()
+
+
+def fill_every_slot(size_mb: int) -> TranspositionTable:
+    """Write every slot once: key ``b`` and ``b + buckets`` share bucket ``b``; fresh moves."""
+    tt = TranspositionTable(size_mb)
+    buckets = tt.entries // 2
+    moves = fresh_chess_moves()
+    for b in range(buckets):
+        tt.store(b, next(moves), b % 2000 - 1000, 9, EXACT, b % 500)
+        tt.store(b + buckets, next(moves), -(b % 2000), 3, LOWER, -(b % 500))
+    return tt
+
+
+@pytest.mark.parametrize(
+    "size_mb", [1, pytest.param(4, marks=pytest.mark.slow)]
+)
+def test_a_full_table_stays_within_its_size(size_mb: int) -> None:
+    """Real allocations after writing every slot: arrays, interned moves, everything."""
+    used, tt = traced_bytes(lambda: fill_every_slot(size_mb))
+    assert tt.hashfull() == 1000
+    assert used <= size_mb << 20, f"{used} bytes for a {size_mb} MiB table"
+    assert used >= (size_mb << 20) * 0.8  # and it really uses what it was given
+
+
+@pytest.mark.parametrize("kind", ["int", "tuple", "object"])
+def test_interned_moves_of_any_kind_stay_within_the_size(kind: str) -> None:
+    """Only interning allocates during stores, so saturate it with far too many moves."""
+
+    class Move:
+        def __init__(self, i: int) -> None:
+            self.frm = i % 64
+            self.to = 1000 + i
+
+        def __hash__(self) -> int:
+            return hash((self.frm, self.to))
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, Move) and (self.frm, self.to) == (other.frm, other.to)
+
+    def make(i: int) -> object:
+        if kind == "int":
+            return 100_000 + i
+        if kind == "tuple":
+            return (i % 64, 5000 + i)
+        return Move(i)
+
+    def fill() -> TranspositionTable:
+        tt = TranspositionTable(1)
+        for i in range(6000):
+            tt.store(mix(i), make(i), 0, 1, EXACT)
+        return tt
+
+    used, tt = traced_bytes(fill)
+    assert used <= 1 << 20, f"{used} bytes for a 1 MiB table"
+    assert tt.probe(mix(0)) == Entry(make(0), 0, 1, EXACT, None)  # early moves were interned
