@@ -14,17 +14,50 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from engine.search import Searcher
-
+from engine.classic import ClassicSearcher
 from engine.control import SearchControl
 from engine.game import Game
 from engine.info import InfoCallback, SearchResult
 from engine.limits import Limits
+from engine.search import Searcher
 
 T = TypeVar("T")
+
+PRODUCTION = "pvs"
+"""The ``Algorithm`` value of the production :class:`Searcher` (the default)."""
+
+
+def run_search(
+    searcher: Searcher,
+    algorithm: str,
+    game: Game[Any],
+    limits: Limits,
+    *,
+    control: SearchControl,
+    on_info: InfoCallback,
+    multipv: int,
+    move_overhead_ms: int,
+) -> SearchResult:
+    """Run one search with the algorithm the session chose (blocking; call it off the loop).
+
+    The production searcher keeps its TT between searches; a classic algorithm is a reference
+    implementation for comparison and gets a fresh table of the same size each time.
+    """
+    engine: Searcher | ClassicSearcher = searcher
+    if algorithm != PRODUCTION:
+        engine = ClassicSearcher(algorithm, searcher.tt.size_mb)
+    return engine.search(
+        game,
+        limits,
+        control=control,
+        on_info=on_info,
+        multipv=multipv,
+        move_overhead_ms=move_overhead_ms,
+    )
 
 
 class SearchRunner(Protocol):
@@ -37,10 +70,12 @@ class SearchRunner(Protocol):
         *,
         multipv: int,
         move_overhead_ms: int,
+        algorithm: str = PRODUCTION,
     ) -> SearchResult:
         """Search ``game`` (which the runner may mutate: pass a copy) and return the result.
 
         ``on_info`` is called on the event loop's thread, in the order the search reported.
+        ``algorithm`` is the ``Algorithm`` option: the production searcher or a classic one.
         """
         ...
 
@@ -73,6 +108,7 @@ class ThreadRunner:
         *,
         multipv: int,
         move_overhead_ms: int,
+        algorithm: str = PRODUCTION,
     ) -> SearchResult:
         loop = asyncio.get_running_loop()
 
@@ -82,7 +118,10 @@ class ThreadRunner:
 
         return await loop.run_in_executor(
             self._executor,
-            lambda: self._searcher.search(
+            functools.partial(
+                run_search,
+                self._searcher,
+                algorithm,
                 game,
                 limits,
                 control=control,

@@ -82,8 +82,13 @@ class EngineSession:
         sink: LineSink,
         *,
         runner_factory: Callable[[int], SearchRunner] = ThreadRunner,
+        hash_budget: Callable[[int], str | None] | None = None,
     ) -> None:
         self._sink = sink
+        self._hash_budget = hash_budget
+        """Asked before ``Hash`` grows or shrinks (a server sharing memory among sessions):
+        called with the requested MiB, it returns ``None`` to allow (and account) the new
+        size, or the reason to refuse, which the client gets as an error; nothing changes."""
         self._options = Options(default_specs(list(GAMES)))
         self._runner = runner_factory(self._options.get_int("Hash"))
         self._variant: Variant = get_variant(self._options.get_str("UCI_Variant"))
@@ -198,8 +203,7 @@ class EngineSession:
         self._send("uciok")
 
     async def _set_option(self, name: str, value: str | None) -> None:
-        if self.state is not State.IDLE:
-            self._error("options cannot change during a search; send stop first", name)
+        if await self._busy("change options", name):
             return
         shown = f"setoption name {name}" + ("" if value is None else f" value {value}")
         try:
@@ -216,6 +220,12 @@ class EngineSession:
         if after == before:
             return
         if spec.name == "Hash":
+            if self._hash_budget is not None:
+                refusal = self._hash_budget(self._options.get_int("Hash"))
+                if refusal is not None:
+                    self._options.set(spec.name, str(before))
+                    self._error(refusal, shown)
+                    return
             await self._runner.resize_hash(self._options.get_int("Hash"))
         elif spec.name in ("UCI_Variant", "UCI_Chess960"):
             self._on_game_options_changed(spec.name, before)
@@ -316,6 +326,7 @@ class EngineSession:
                 self._on_info,
                 multipv=self._options.get_int("MultiPV"),
                 move_overhead_ms=self._options.get_int("Move Overhead"),
+                algorithm=self._options.get_str("Algorithm"),
             )
         except Exception as exc:
             log.exception("search failed")
@@ -364,7 +375,7 @@ class EngineSession:
 
     # -- perft and bench -------------------------------------------------------------------
     async def _perft(self, depth: int) -> None:
-        if self._busy("perft"):
+        if await self._busy("run perft", f"perft {depth}"):
             return
         counts = await self._runner.call(divide, self._game.copy(), depth)
         for move, count in counts:
@@ -373,16 +384,23 @@ class EngineSession:
         self._send(f"Nodes searched: {sum(c for _, c in counts)}")
 
     async def _bench(self, depth: int | None) -> None:
-        if self._busy("bench"):
+        if await self._busy("run bench", "bench"):
             return
         result = await self._runner.call(run_bench, self._variant.name, depth)
         for text in result.lines():
             self._send(text)
 
-    def _busy(self, what: str) -> bool:
+    async def _busy(self, what: str, offending: str) -> bool:
+        """Commands that need an idle engine wait for a finite search to finish (as
+        Stockfish does, so piped scripts work); an infinite or pondering search would never
+        finish, so they are refused instead of deadlocking the session."""
+        if self._job is not None and self._release is not None and self._release.is_set():
+            await self._wait_job()
         if self.state is State.IDLE:
             return False
-        self._error(f"cannot run {what} during a search; send stop first", what)
+        self._error(
+            f"cannot {what} during an infinite or ponder search; send stop first", offending
+        )
         return True
 
     # -- output ----------------------------------------------------------------------------

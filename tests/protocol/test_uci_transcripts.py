@@ -112,9 +112,7 @@ async def test_tictactoe_variant_fen_moves_and_drops(uci: UciProcess) -> None:
         == "3/1P1/3[PPPPpppp] b - - 0 1"
     )
     # plain square names are accepted too
-    assert fen_of(await uci.exchange("position startpos moves b2 a1", "d")).startswith(
-        "3/1P1/p2["
-    )
+    assert fen_of(await uci.exchange("position startpos moves b2 a1", "d")).startswith("3/1P1/p2[")
     await uci.send("position fen 3/1P1/3[PPPPpppp] b - - 0 1", "go depth 9")
     lines = await uci.read_until(lambda s: s.startswith("bestmove"))
     assert lines[-1].split()[1] in {"P@a1", "P@a3", "P@c1", "P@c3"}
@@ -221,6 +219,18 @@ async def test_setoption_during_search_is_refused(uci: UciProcess) -> None:
     await uci.read_until(lambda s: s.startswith("bestmove"))
 
 
+async def test_setoption_after_a_finite_go_waits_for_it_like_stockfish(uci: UciProcess) -> None:
+    """Piped scripts send setoption right after go; it applies once that search is done."""
+    await uci.send(
+        "position startpos", "go depth 2", "setoption name MultiPV value 2", "go depth 1"
+    )
+    lines = await uci.read_until(lambda s: s.startswith("bestmove"))
+    lines += await uci.read_until(lambda s: s.startswith("bestmove"))
+    assert not any("error" in s for s in lines)
+    second = lines[lines.index(next(s for s in lines if s.startswith("bestmove"))) + 1 :]
+    assert any(" multipv 2 " in s for s in second)
+
+
 async def test_register_and_debug_are_accepted(uci: UciProcess) -> None:
     answer = await uci.exchange("register later", "debug on", "debug off")
     assert not any("error" in s for s in answer)
@@ -229,6 +239,4 @@ async def test_register_and_debug_are_accepted(uci: UciProcess) -> None:
 async def test_unknown_leading_token_is_skipped_per_spec(uci: UciProcess) -> None:
     await uci.send("joho isready")
     assert await uci.readline() == "readyok"
-    assert await uci.exchange("joho") == [
-        "info string error: unknown command (joho)"
-    ]
+    assert await uci.exchange("joho") == ["info string error: unknown command (joho)"]
