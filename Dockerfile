@@ -1,20 +1,42 @@
-# Brudno UCI engine.  The image runs `brudno` (UCI on stdio) by default:
-#   docker build -t brudno . && docker run -i --rm brudno
-FROM python:3.11-slim
+# Brudno as a network service: many UCI sessions over TCP (docs/deploy.md).
+#
+#   docker build -t brudno .
+#   docker run --init -d -p 4000:4000 -e BRUDNO_TOKEN="$(openssl rand -hex 24)" brudno
+#
+# The server binds 0.0.0.0 inside the container, which it only does with a token: it reads
+# BRUDNO_TOKEN (or the file named by BRUDNO_TOKEN_FILE, e.g. a secret) and exits with an error
+# when neither is set.  The health check reads the same variables.  `docker run -i --rm brudno`
+# with the argument `uci` gives the plain stdio engine instead.
 
-ENV PYTHONDONTWRITEBYTECODE=1 \
-    PYTHONUNBUFFERED=1 \
-    PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
-WORKDIR /app
+# Build stage: install the package (and its dependencies) into a virtual environment, so the
+# runtime stage gets one self-contained directory and no build tools.
+FROM ${PYTHON_IMAGE} AS build
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY engine ./engine
 COPY games ./games
 COPY protocol ./protocol
-RUN pip install --no-cache-dir . \
-    && useradd --create-home --uid 10001 brudno
+RUN python -m venv /opt/brudno \
+    && /opt/brudno/bin/pip install --no-cache-dir . \
+    && /opt/brudno/bin/brudno --version
 
-USER brudno
+FROM ${PYTHON_IMAGE}
+LABEL org.opencontainers.image.title="brudno" \
+      org.opencontainers.image.description="UCI game engine server (chess, tic-tac-toe, Connect Four) over TCP" \
+      org.opencontainers.image.licenses="GPL-3.0-or-later"
+ENV PATH=/opt/brudno/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1
+RUN useradd --system --user-group --uid 10001 --no-create-home --shell /usr/sbin/nologin brudno
+COPY --from=build /opt/brudno /opt/brudno
+USER 10001:10001
+WORKDIR /tmp
+EXPOSE 4000
+# A full server is alive: --accept-busy keeps an orchestrator from restarting it for that.
+HEALTHCHECK --interval=30s --timeout=10s --start-period=20s --retries=3 \
+    CMD ["brudno", "ping", "--quiet", "--accept-busy", "--timeout", "5", "127.0.0.1:4000"]
 ENTRYPOINT ["brudno"]
-CMD ["uci"]
+CMD ["serve", "--host", "0.0.0.0", "--port", "4000"]

@@ -4,16 +4,21 @@ Shape (DESIGN.md, engine/): iterative deepening with aspiration windows around t
 score; principal variation search (a full window for the first move, null windows for the
 rest, re-searched when they fail high); a bounded transposition table with distance-adjusted
 mate scores; quiescence over the game's noisy moves with stand-pat (all evasions when in
-check); mate-distance pruning; check extension; null-move pruning; late-move reductions;
-reverse futility and futility pruning near the horizon; killers and history feeding the staged
-move ordering of :mod:`engine.ordering`.
+check); mate-distance pruning; check extension; internal iterative reduction; null-move
+pruning; late-move reductions; reverse futility and futility pruning near the horizon; killers
+and history feeding the staged move ordering of :mod:`engine.ordering`.  A ``go mate N`` search
+is a proof search: null move, reductions and futility are off for it (they hide quiet mating
+moves behind sacrifices), so the shortest mate is found at depth ``2N - 1``.
 
 Why closures: the node functions are created per ``search()`` as closures over locals, so the
 hot path reads cells and locals instead of instance attributes, and the game's bound methods
 are looked up once per search instead of once per node.
 
-Stopping: every node counts itself and, every few hundred nodes, polls the stop event, the
-node limit and the hard deadline.  A stop raises :class:`_Abort` at a node's entry, where the
+Stopping: every node counts itself and every 64 to 1,024 nodes (adapted to about 5 ms) polls
+the stop event, the node limit (hit exactly) and the hard deadline of :mod:`engine.timeman`;
+the soft limit, scaled by how often the best move changed lately, is checked between
+iterations.  While ``control.pondering`` the clock is ignored; after ``ponderhit`` the budget
+counts from ``control.ponderhit_at``.  A stop raises :class:`_Abort` at a node's entry, where the
 game holds exactly ``ply`` pushed moves; the driver pops them, so the game is restored without
 a ``try`` per node.  The move played comes from the last completed iteration, or from a root
 move that beat the best score with a completed full-window search in the interrupted one.
@@ -65,6 +70,7 @@ _RFP_DEPTH = 3
 _RFP_MARGIN = 120
 _FUT_MARGINS = (0, 150, 300)
 _NULL_MIN_DEPTH = 3
+_IIR_DEPTH = 4
 _LMR_MIN_DEPTH = 3
 _LMR_MIN_MOVES = 3
 _HIST_MAX = 16384
@@ -120,7 +126,9 @@ class Searcher:
     """One engine's search state: the transposition table and the move-ordering memory.
 
     Not thread-safe: one search at a time (the session runs it on a worker thread and steers
-    it through :class:`SearchControl`).
+    it through :class:`SearchControl`).  ``clock`` must be the clock the controls use, since
+    ``ponderhit`` times are compared with it.  Searching another variant than the previous
+    search clears the TT first: its moves would be foreign objects here.
     """
 
     def __init__(
@@ -134,6 +142,7 @@ class Searcher:
         self.tt = TranspositionTable(hash_mb)
         self._clock = clock
         self._history: tuple[History, History] = (Counter(), Counter())
+        self._variant: str | None = None
 
     def resize_hash(self, hash_mb: int) -> None:
         """Reallocate the transposition table (its contents are lost)."""
@@ -171,6 +180,11 @@ class Searcher:
         if control is None:
             control = SearchControl()
         cfg = self.config
+        if game.variant != self._variant:
+            # Another game's entries would hand this game foreign moves as TT moves.
+            if self._variant is not None:
+                self.clear()
+            self._variant = game.variant
         tt = self.tt
         tt.new_search()
         self._age_history()
@@ -218,7 +232,7 @@ class Searcher:
         seldepth = 0
         completed_depth = 0
         ext_limit = 2
-        poll_every = 256
+        poll_every = _POLL_MIN
         next_poll = poll_every if node_limit is None else min(poll_every, node_limit)
         last_poll = start
 
@@ -434,6 +448,9 @@ class Searcher:
             else:
                 tt_move = None
                 ev = None
+            # Step N5b. Internal iterative reduction: no TT move, probably a new area.
+            if tt_move is None and depth >= _IIR_DEPTH:
+                depth -= 1
             # Step N6. Static pruning at non-PV nodes out of check.
             futile = False
             if not pv_node and not in_check:
@@ -511,7 +528,9 @@ class Searcher:
                     s = -negamax(new_depth - r, -alpha - 1, -alpha, ply + 1, False, True, check)
                     if r > 0 and s > alpha:
                         s = -negamax(new_depth, -alpha - 1, -alpha, ply + 1, False, True, check)
-                    if pv_node and alpha < s < beta:
+                    if pv_node and s > alpha:
+                        # Fail highs too: the PV (and mates cut by mate-distance pruning)
+                        # must come from a child searched as a PV node.
                         s = -negamax(new_depth, -beta, -alpha, ply + 1, True, True, check)
                 pop()
                 searched += 1
@@ -604,17 +623,17 @@ class Searcher:
                         alpha = s
             return _Line(best, line)
 
-        def aspirate(depth: int, moves: list[Any], prev: int | None, k: int) -> _Line:
-            """Search a narrow window around ``prev``, widening after each failure."""
+        def aspirate(depth: int, moves: list[Any], prev: _Line | None, k: int) -> _Line:
+            """Search a narrow window around the previous score, widening after failures."""
             if (
                 cfg.aspiration
                 and depth >= _ASP_MIN_DEPTH
                 and prev is not None
-                and -MATE_BOUND < prev < MATE_BOUND
+                and -MATE_BOUND < prev.score < MATE_BOUND
             ):
                 delta = _ASP_DELTA
-                alpha = max(prev - delta, -INF)
-                beta = min(prev + delta, INF)
+                alpha = max(prev.score - delta, -INF)
+                beta = min(prev.score + delta, INF)
             else:
                 delta = 0
                 alpha, beta = -INF, INF
@@ -633,8 +652,11 @@ class Searcher:
                     beta = min(found.score + delta, INF)
                 else:
                     return found
-                if elapsed_s() >= _BOUND_REPORT_S and found.moves:
-                    on_info(line_info(depth, k + 1, found, bound))
+                if elapsed_s() >= _BOUND_REPORT_S:
+                    # A fail low has no new line: report the bound with the previous one.
+                    shown = found if found.moves else _Line(found.score, prev.moves if prev else ())
+                    if shown.moves:
+                        on_info(line_info(depth, k + 1, shown, bound))
                 delta += delta
                 if delta > _ASP_GIVE_UP:
                     alpha, beta = -INF, INF
@@ -669,7 +691,7 @@ class Searcher:
                 excluded: list[Any] = []
                 for k in range(n_lines):
                     candidates = [m for m in root_moves if m not in excluded]
-                    prev = lines[k].score if k < len(lines) else None
+                    prev = lines[k] if k < len(lines) else None
                     line = aspirate(depth, candidates, prev, k)
                     found.append(line)
                     excluded.append(line.moves[0])

@@ -18,6 +18,11 @@ same byte budget (a share of the table, at most :data:`_INTERN_BUDGET_MAX`), est
 move's real cost from ``sys.getsizeof``; once the share is spent, entries for new moves are
 stored without a move (ordering degrades gracefully, correctness does not depend on it).
 
+Sizing: of ``size_mb`` MiB, a quarter (at most 1 MiB) is the move share, a few KiB cover the
+containers' headers, and the rest is divided into 16-byte slots; the tests check with
+``tracemalloc`` that a completely filled table stays within ``size_mb``.  ``hashfull()`` is
+UCI's: per mille of the first 1,000 slots holding an entry written by the current search.
+
 The table trusts a move whose slot carries the full 64-bit key: the search may play it before
 generating moves.  Keys wider than 64 bits are folded to their low 64 bits.
 
@@ -95,10 +100,14 @@ def _object_bytes(obj: object) -> int:
     """
     if type(obj) is int and -5 <= obj <= 256:  # CPython caches these: they cost nothing
         return 0
-    size = (sys.getsizeof(obj) + 15) & ~15
+    try:
+        size = (sys.getsizeof(obj) + 15) & ~15
+    except TypeError:  # interpreters without getsizeof (PyPy): a generous guess
+        size = 128
     if isinstance(obj, tuple | frozenset):
         size += sum(_object_bytes(item) for item in obj)
-    elif type(obj).__dictoffset__ != 0:
+    elif getattr(type(obj), "__dictoffset__", 0) != 0:
+        # Looked up on the type: touching ``obj.__dict__`` would allocate it in CPython 3.11+.
         size += _MANAGED_DICT
     return size
 

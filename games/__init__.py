@@ -71,7 +71,7 @@ def get_variant(name: str) -> Variant:
 
 def _load_builtin() -> None:
     # Imported for their registration side effect; kept here so `import games` is enough.
-    from games import chess_game, connect4, tictactoe  # noqa: F401, PLC0415
+    from games import chess_game, connect4, grundy, tictactoe  # noqa: F401, PLC0415
 
 
 _load_builtin()

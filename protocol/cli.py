@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from engine.game import GameError
 from engine.perft import divide
 from games import GAMES, get_variant
-from protocol import lab
+from protocol import connect, epd, lab, match, mqtt, mqtt_ask, solve, tcp
 from protocol.bench import run_bench
 from protocol.session import ENGINE_NAME, engine_version
 from protocol.stdio import serve_stdio
@@ -126,6 +126,78 @@ SUBCOMMANDS: list[Subcommand] = [
         "time and effective branching factor per algorithm (see docs/lab.md).",
         lab.configure,
         lab.run,
+    ),
+    Subcommand(
+        "serve",
+        "serve many UCI sessions over TCP (the container's entry point)",
+        "Listen for TCP connections; each is one UCI session with its own position, options "
+        "and hash table, searching in its own worker process. Binds to loopback unless given "
+        "a token (see docs/deploy.md). SIGTERM/SIGINT shut down gracefully.",
+        tcp.configure_serve,
+        tcp.run_serve,
+    ),
+    Subcommand(
+        "connect",
+        "a UCI engine on stdio that forwards to a remote 'brudno serve'",
+        "Bridge stdin/stdout to a Brudno server, so a GUI (which launches local engines) can "
+        "use a remote one. Point the GUI at 'brudno connect HOST:PORT'.",
+        connect.configure_connect,
+        connect.run_connect,
+    ),
+    Subcommand(
+        "ping",
+        "check that a 'brudno serve' answers isready (health check)",
+        "Send isready to a Brudno server; exit 0 on readyok, 1 when unreachable or silent, "
+        "3 when up but full (0 with --accept-busy).",
+        connect.configure_ping,
+        connect.run_ping,
+    ),
+    Subcommand(
+        "mqtt",
+        "a worker of an MQTT bot fleet: take jobs from a broker, publish the answers",
+        "Connect to an MQTT 5 broker, take UCI jobs from PREFIX/jobs/<game> through a shared "
+        "subscription and publish info lines and bestmove to each job's response topic "
+        "(see docs/deploy.md). SIGTERM/SIGINT finish the running jobs and go offline.",
+        mqtt.configure,
+        mqtt.run,
+    ),
+    Subcommand(
+        "mqtt-ask",
+        "publish one job to an MQTT bot fleet and print the reply",
+        "Publish a job (position and limit) to PREFIX/jobs/<game> and print the info lines "
+        "and bestmove a worker answers with. Exit 0 on bestmove, 1 when the job is refused, "
+        "2 on bad arguments, 3 when no answer comes or the broker is unreachable.",
+        mqtt_ask.configure,
+        mqtt_ask.run,
+    ),
+    Subcommand(
+        "match",
+        "play UCI engines against each other: W/D/L, Elo, LOS, SPRT, PGN",
+        "Play two or more UCI engines (round robin) under a clock kept by the runner, from "
+        "EPD/PGN openings with colours swapped, several games at once; print W/D/L, score, "
+        "Elo with its 95 percent interval, LOS, optional SPRT, and time losses / illegal moves / "
+        "crashes per engine (see the module docstring of protocol/match.py).",
+        match.configure,
+        match.run,
+    ),
+    Subcommand(
+        "epd",
+        "run an EPD test suite (bm/am) against Brudno or any UCI engine",
+        "Search each position of an EPD suite and check the move against its bm/am "
+        "operations; print per-position results with --verbose, the time used, and "
+        "'solved S/T' as the last line.",
+        epd.configure,
+        epd.run,
+    ),
+    Subcommand(
+        "solve",
+        "solve a Connect Four (or Grundy's game) position exactly: score, best moves, nodes",
+        "Prove the game-theoretic value of a position (cfour: a column string such as 4453 or "
+        "a FEN; score 22 minus the winner's stone count, 0 for a draw, negative for a loss) "
+        "and print it with every best move, a PV, nodes and time; --json for one object per "
+        "position, '-' to read positions (or 'moves score' test-set lines) from stdin.",
+        solve.configure,
+        solve.run,
     ),
 ]
 

@@ -17,7 +17,7 @@ from toy_game import ToyGame, reference_move_values, solve
 
 from engine.control import SearchControl
 from engine.game import Game
-from engine.info import SearchInfo, SearchResult
+from engine.info import Bound, SearchInfo, SearchResult
 from engine.limits import Limits
 from engine.score import Cp, Mate, mate_in, report
 from engine.search import MAX_DEPTH, SearchConfig, Searcher
@@ -184,6 +184,24 @@ def test_node_limit_result_comes_from_a_completed_iteration() -> None:
     assert result.best == completed[-1].pv[0]
 
 
+def test_interrupted_iteration_keeps_a_completed_root_improvement() -> None:
+    """A root move that beat the previous best with a completed full-window search is played
+    even when its iteration is cut off; its line is reported one iteration deeper."""
+    improvements = 0
+    for seed in (3, 14, 21):
+        game = ToyGame(seed=seed, length=400, end_every=NEVER, stuck_every=NEVER)
+        for limit in range(200, 1600, 61):
+            infos: list[SearchInfo] = []
+            result = Searcher(1).search(game, Limits(nodes=limit), on_info=infos.append)
+            completed = [i for i in infos if i.pv and i.depth == result.depth]
+            last = infos[-1]
+            assert result.best == last.pv[0] and result.lines == (last,)
+            if last.depth == result.depth + 1 and completed:
+                assert last.score is not None and last.nodes == limit
+                improvements += result.best != completed[-1].pv[0]
+    assert improvements > 0
+
+
 def test_same_search_visits_the_same_nodes() -> None:
     def run(game: Game[Any]) -> tuple[int, str | None, tuple[str, ...]]:
         result = Searcher(2).search(game, Limits(depth=7))
@@ -317,19 +335,36 @@ def test_single_legal_move_in_timed_play_returns_after_depth_one() -> None:
     assert untimed.depth == 5
 
 
+def aspiration_toy() -> ToyGame:
+    """A toy position whose scores swing enough between iterations to fail both ways."""
+    return ToyGame(seed=2, length=400, end_every=NEVER, stuck_every=NEVER)
+
+
 def test_slow_searches_report_currmove_and_bounds() -> None:
     infos: list[SearchInfo] = []
-    Searcher(1, clock=FakeClock(0.5)).search(big_toy(), Limits(depth=8), on_info=infos.append)
+    slow = FakeClock(0.5)  # half a second per clock reading: "long" searches
+    Searcher(1, clock=slow).search(aspiration_toy(), Limits(depth=9), on_info=infos.append)
+    game = aspiration_toy()
+    root = {game.format_move(m) for m in game.legal_moves()}
     currmoves = [i for i in infos if i.currmove is not None]
-    assert currmoves and currmoves[0].currmovenumber == 1
-    assert all(i.currmovenumber is not None and i.currmovenumber >= 1 for i in currmoves)
+    assert currmoves and any(i.currmovenumber == 1 for i in currmoves)
+    for info in currmoves:
+        assert info.currmove in root
+        assert info.currmovenumber is not None and 1 <= info.currmovenumber <= len(root)
+    bounds = {i.bound for i in infos if i.pv and i.bound is not Bound.EXACT}
+    assert bounds == {Bound.LOWER, Bound.UPPER}
+    for info in infos:
+        if info.bound is not Bound.EXACT:
+            assert info.score is not None and info.pv
 
 
 def test_fast_searches_stay_quiet() -> None:
     infos: list[SearchInfo] = []
-    Searcher(1, clock=FakeClock(0.0)).search(big_toy(), Limits(depth=8), on_info=infos.append)
+    fast = FakeClock(0.0)
+    Searcher(1, clock=fast).search(aspiration_toy(), Limits(depth=9), on_info=infos.append)
     assert all(i.currmove is None and i.pv for i in infos)
-    assert all(i.bound.value == "exact" for i in infos)
+    assert all(i.bound is Bound.EXACT for i in infos)
+    assert [i.depth for i in infos] == list(range(1, 10))
 
 
 # -- root options -----------------------------------------------------------------------------
@@ -451,3 +486,27 @@ def test_mated_side_reports_negative_mate() -> None:
     game.push(game.parse_move("P@a3"))
     result = Searcher(1).search(game, Limits())
     assert result.score == Mate(-1)
+
+
+def test_switching_games_forgets_the_other_games_moves() -> None:
+    searcher = Searcher(1)
+    toy = ToyGame(seed=1, length=30)
+    searcher.search(toy, Limits(depth=5))
+    assert searcher.tt.hashfull() > 0
+    # Tic-tac-toe keys are small integers; nothing of the toy game may be trusted there.
+    result = searcher.search(ttt(), Limits())
+    assert result.score == Cp(0)
+    again = searcher.search(toy, Limits(depth=5))
+    assert again.best is not None
+
+
+def test_clear_forgets_and_resize_keeps_working() -> None:
+    searcher = Searcher(1)
+    game = big_toy()
+    first = searcher.search(game, Limits(depth=6))
+    searcher.clear()
+    assert searcher.tt.hashfull() == 0
+    assert searcher.search(game, Limits(depth=6)).nodes == first.nodes  # as fresh again
+    searcher.resize_hash(2)
+    assert searcher.tt.size_mb == 2
+    assert searcher.search(game, Limits(depth=6)).best == first.best

@@ -61,6 +61,10 @@ def test_finds_the_mate_and_its_pv_mates(n: int, fen: str) -> None:
         game.push(game.parse_move(text))
     assert not game.legal_moves()
     assert game.in_check() and game.terminal_value() == -1
+    if n == 1:
+        assert result.ponder is None  # nothing to ponder on after mate
+    else:
+        assert result.ponder == result.pv[1]
 
 
 def test_mated_side_sees_its_fate() -> None:

@@ -59,7 +59,7 @@ def test_more_time_means_more_budget() -> None:
     assert softs == sorted(softs) and len(set(softs)) == 3
 
 
-@settings(max_examples=500, derandomize=True)
+@settings(max_examples=250, derandomize=True)
 @given(
     remaining=st.integers(min_value=-10_000, max_value=10_000_000),
     inc=st.none() | st.integers(min_value=0, max_value=100_000),

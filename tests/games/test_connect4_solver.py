@@ -1,0 +1,320 @@
+"""The exact Connect Four solver against Pascal Pons' test sets, its best moves and PVs against
+its own per-column scores, the score conversions, its limits, and the UCI hook.
+
+CI solves every position of the end-game set (Test_L3_R1) and of the easy middle-game set
+(Test_L2_R1), and a fixed stride sample of the medium middle-game set (Test_L2_R2) and of the
+easy begin set (Test_L1_R1); whole sets, and the harder begin sets, go to
+``bench/connect4_solver.py``.  Set format and provenance: ``shared/data/SOURCES.md`` section 6.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.control import SearchControl
+from engine.info import Bound, SearchInfo
+from engine.limits import Limits
+from engine.score import Cp, Mate, mate_in, mated_in, report
+from games import get_variant
+from games.connect4 import Connect4
+from games.connect4_solver import (
+    Connect4Solver,
+    SolveAbortedError,
+    engine_score,
+    mate_moves,
+    pv_text,
+    solve_for_uci,
+    win_score,
+)
+from games.tictactoe import TicTacToe
+
+PONS = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "connect4" / "pons"
+
+
+def pons_cases(name: str, step: int = 1, start: int = 0) -> list[tuple[str, int]]:
+    lines = (PONS / name).read_text(encoding="utf-8").splitlines()
+    cases = [(moves, int(score)) for moves, score in (line.split() for line in lines if line)]
+    assert len(cases) == 1000
+    return cases[start::step]
+
+
+def solve_all(cases: list[tuple[str, int]]) -> list[tuple[str, int, int]]:
+    """(moves, expected, solved) for every case that disagrees, each from a cold solver."""
+    solver = Connect4Solver()
+    wrong = []
+    for moves, expected in cases:
+        solver.reset()
+        score = solver.score(Connect4.from_moves(moves))
+        if score != expected:
+            wrong.append((moves, expected, score))
+    return wrong
+
+
+# -- the test sets ----------------------------------------------------------------------------
+def test_issue_examples() -> None:
+    """Pons' notation page: 4455 scores 18 (win with the 4th stone), 44455554221 scores -15."""
+    solver = Connect4Solver()
+    assert solver.score(Connect4.from_moves("4455")) == 18
+    assert solver.score(Connect4.from_moves("44455554221")) == -15
+
+
+def test_end_game_set_every_position() -> None:
+    assert solve_all(pons_cases("Test_L3_R1")) == []
+
+
+@pytest.mark.slow
+def test_middle_game_easy_set_every_position() -> None:
+    assert solve_all(pons_cases("Test_L2_R1")) == []
+
+
+def test_middle_game_medium_set_sample() -> None:
+    """Every 200th position from the 100th (5 of 1000; 5,000 to 60,000 nodes each)."""
+    assert solve_all(pons_cases("Test_L2_R2", step=200, start=100)) == []
+
+
+def test_begin_easy_set_sample() -> None:
+    """Every 100th position (10 of 1000)."""
+    assert solve_all(pons_cases("Test_L1_R1", step=100)) == []
+
+
+def test_weak_solving_gives_the_sign() -> None:
+    solver = Connect4Solver()
+    for moves, expected in pons_cases("Test_L2_R1", step=25):
+        solver.reset()
+        assert solver.score(Connect4.from_moves(moves), weak=True) == (expected > 0) - (
+            expected < 0
+        )
+
+
+def test_a_small_table_still_solves_exactly() -> None:
+    """A table of 64 entries is emptied over and over: proofs are lost, never corrupted."""
+    solver = Connect4Solver(tt_entries=64)
+    for moves, expected in pons_cases("Test_L2_R1", step=100):
+        assert solver.score(Connect4.from_moves(moves)) == expected
+
+
+def test_table_survives_between_calls_and_reset_clears_it() -> None:
+    moves, expected = pons_cases("Test_L2_R1")[3]
+    solver = Connect4Solver()
+    assert solver.score(Connect4.from_moves(moves)) == expected
+    cold = solver.nodes
+    assert solver.table_size > 0
+    assert solver.score(Connect4.from_moves(moves)) == expected
+    assert solver.nodes - cold < cold  # the second solve reuses the proofs
+    solver.reset()
+    assert (solver.nodes, solver.table_size) == (0, 0)
+
+
+# -- best moves and principal variations ---------------------------------------------------------
+@pytest.mark.parametrize("index", range(0, 1000, 100))
+def test_best_moves_are_exactly_the_columns_that_keep_the_score(index: int) -> None:
+    moves, expected = pons_cases("Test_L2_R1")[index]
+    position = Connect4.from_moves(moves)
+    solver = Connect4Solver()
+    solution = solver.solve_position(position)
+    assert solution.score == expected
+    column_scores = solver.move_scores(position)
+    assert max(column_scores.values()) == expected
+    assert sorted(solution.best_moves) == sorted(
+        col for col, score in column_scores.items() if score == expected
+    )
+
+
+@pytest.mark.parametrize("index", range(0, 1000, 100))
+def test_pv_plays_out_the_proven_result(index: int) -> None:
+    """The PV is legal and ends the game as the score says: a win with the winner's
+    ``22 - |score|``-th stone after ``2·mate - 1`` plies, a loss after ``2·|mate|`` plies, or a
+    full board for a draw."""
+    moves, expected = pons_cases("Test_L3_R1")[index]
+    position = Connect4.from_moves(moves)
+    solution = Connect4Solver().solve_position(position)
+    board = position.copy()
+    for col in solution.pv:
+        cell = board.drop_cell(col)
+        assert cell is not None
+        assert cell in board.legal_moves()
+        board.push(cell)
+    assert board.is_terminal()
+    mate = solution.mate
+    if expected == 0:
+        assert mate is None
+        assert board.winner is None and board.ply == 42
+    elif expected > 0:
+        assert mate is not None and len(solution.pv) == 2 * mate - 1
+        assert board.winner == position.side
+    else:
+        assert mate is not None and len(solution.pv) == -2 * mate
+        assert board.winner == 1 - position.side
+    assert solution.stones == position.ply
+    assert solution.outcome == ("win" if expected > 0 else "loss" if expected < 0 else "draw")
+
+
+def test_pv_budget_truncates_only_the_pv() -> None:
+    moves, expected = pons_cases("Test_L2_R1")[7]
+    solution = Connect4Solver().solve_position(Connect4.from_moves(moves), pv_nodes=1)
+    assert solution.score == expected
+    assert 1 <= len(solution.pv) <= 2
+
+
+def test_an_immediate_win_is_found_without_search() -> None:
+    """X to move wins on b1 or f1 with its 4th stone: score 22 - 4 = 18.
+
+        2  . . O O O . .
+        1  . . X X X . .
+           a b c d e f g
+    """
+    position = Connect4.from_moves("334455")
+    solver = Connect4Solver()
+    solution = solver.solve_position(position)
+    assert solution.score == win_score(6) == 18
+    assert solution.best_moves == (1, 5)
+    assert solution.mate == 1
+    assert solution.pv == (1,)
+
+
+# -- score conversions ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("score", "stones", "mate"),
+    [
+        (18, 4, 2),  # 4455: the first player wins with its 4th stone, has played 2
+        (-15, 11, -1),  # 44455554221: the first player (6 stones) wins with its 7th
+        (1, 41, 1),  # the last stone wins
+        (-1, 40, -1),  # the opponent's last stone wins
+        (0, 20, None),
+    ],
+)
+def test_mate_distances(score: int, stones: int, mate: int | None) -> None:
+    assert mate_moves(score, stones) == mate
+    if mate is None:
+        assert engine_score(score, stones) == 0
+        assert report(engine_score(score, stones)) == Cp(0)
+    elif mate > 0:
+        assert engine_score(score, stones) == mate_in(2 * mate - 1)
+        assert report(engine_score(score, stones)) == Mate(mate)
+    else:
+        assert engine_score(score, stones) == mated_in(-2 * mate)
+        assert report(engine_score(score, stones)) == Mate(mate)
+
+
+def test_finished_games_cannot_be_solved() -> None:
+    with pytest.raises(ValueError, match="game is over"):
+        Connect4Solver().score(Connect4.from_moves("1212121"))
+
+
+# -- limits -----------------------------------------------------------------------------------
+def test_node_budget_aborts_and_the_solver_recovers() -> None:
+    moves, expected = pons_cases("Test_L2_R1")[10]  # about 3,200 nodes from cold
+    position = Connect4.from_moves(moves)
+    solver = Connect4Solver()
+    solver.limit(max_nodes=1000)
+    with pytest.raises(SolveAbortedError, match="node budget"):
+        solver.score(position)
+    assert 1000 <= solver.nodes < 1000 + 1024
+    solver.limit()
+    assert solver.score(position) == expected
+
+
+def test_stop_flag_aborts() -> None:
+    moves, _ = pons_cases("Test_L2_R2")[0]
+    solver = Connect4Solver()
+    solver.limit(stopped=lambda: True)
+    with pytest.raises(SolveAbortedError, match="stopped"):
+        solver.score(Connect4.from_moves(moves))
+
+
+def test_probes_narrow_to_the_score() -> None:
+    moves, expected = pons_cases("Test_L2_R1")[1]
+    score, steps = Connect4Solver().probes(Connect4.from_moves(moves))
+    assert score == expected
+    assert steps[-1][0] == expected
+    lows = [low for low, _ in steps]
+    highs = [high for _, high in steps]
+    assert lows == sorted(lows) and highs == sorted(highs, reverse=True)
+
+
+# -- the UCI hook -----------------------------------------------------------------------------
+def test_uci_hook_reports_the_exact_score_as_a_mate() -> None:
+    moves, expected = pons_cases("Test_L2_R1")[0]
+    position = Connect4.from_moves(moves)
+    infos: list[SearchInfo] = []
+    result = solve_for_uci(
+        position.copy(), Limits(infinite=True), SearchControl(), infos.append, move_overhead_ms=0
+    )
+    assert result is not None
+    assert result.score == report(engine_score(expected, position.ply))
+    assert isinstance(result.score, Mate)
+    assert result.depth == 42 - position.ply
+    assert result.best == result.pv[0]
+    best = Connect4Solver().solve_position(position).best_moves
+    assert result.best in {pv_text(position, [col])[0] for col in best}
+    final = infos[-1]
+    assert final.bound is Bound.EXACT and final.score == result.score and final.pv == result.pv
+    assert final.wdl == ((1000, 0, 0) if expected > 0 else (0, 0, 1000))
+    assert final.string is None
+    note = infos[-2].string
+    assert note is not None and note.startswith(f"exact: solver score {expected:+d}")
+    assert all(info.bound is not Bound.EXACT for info in infos[:-2])
+    assert all(info.score is not None for info in infos[:-2])
+
+
+def test_uci_hook_for_go_mate_and_a_draw() -> None:
+    draws = [(m, s) for m, s in pons_cases("Test_L3_R1") if s == 0]
+    moves, _ = draws[0]
+    position = Connect4.from_moves(moves)
+    infos: list[SearchInfo] = []
+    control = SearchControl()
+    result = solve_for_uci(position, Limits(mate=3), control, infos.append, move_overhead_ms=0)
+    assert result is not None and result.score == Cp(0)
+    assert infos[-1].wdl == (0, 1000, 0)
+
+
+def test_uci_hook_declines_what_it_should() -> None:
+    position = Connect4.from_moves("4455")
+    control = SearchControl()
+
+    def ignore(_info: SearchInfo) -> None:
+        return None
+
+    assert solve_for_uci(position, Limits(depth=4), control, ignore, move_overhead_ms=0) is None
+    assert solve_for_uci(position, Limits(nodes=99), control, ignore, move_overhead_ms=0) is None
+    assert (
+        solve_for_uci(position, Limits(searchmoves=("d3",)), control, ignore, move_overhead_ms=0)
+        is None
+    )
+    assert solve_for_uci(TicTacToe(), Limits(), control, ignore, move_overhead_ms=0) is None
+    finished = Connect4.from_moves("1212121")
+    assert solve_for_uci(finished, Limits(), control, ignore, move_overhead_ms=0) is None
+    # depth with infinite/mate still solves: the exact answer is what was asked for
+    assert solve_for_uci(position, Limits(depth=4, mate=2), control, ignore, move_overhead_ms=0)
+    stopped = SearchControl()
+    stopped.stop()
+    moves, _ = pons_cases("Test_L2_R2")[0]
+    hard = Connect4.from_moves(moves)
+    assert solve_for_uci(hard, Limits(infinite=True), stopped, ignore, move_overhead_ms=0) is None
+
+
+def test_uci_hook_gives_up_when_the_clock_is_short() -> None:
+    """With 10 ms for the move, a middle-game proof does not fit: the hook hands over."""
+    moves, _ = pons_cases("Test_L2_R2")[0]
+    position = Connect4.from_moves(moves)
+    result = solve_for_uci(
+        position, Limits(movetime=10), SearchControl(), lambda _info: None, move_overhead_ms=0
+    )
+    assert result is None
+
+
+def test_registry_hook_is_the_solver() -> None:
+    hook = get_variant("cfour").solve
+    assert hook is not None
+    result = hook(
+        Connect4.from_moves("4455"),
+        Limits(infinite=True),
+        SearchControl(),
+        lambda _info: None,
+        move_overhead_ms=0,
+    )
+    assert result is not None
+    assert result.score == Mate(2)
+    assert result.best in ("P@c1", "P@f1")

@@ -1,0 +1,164 @@
+"""``brudno mqtt-ask`` and ``brudno mqtt`` as commands, and a broker with TLS and passwords."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiomqtt
+import chess
+import pytest
+from mosquitto_fixture import (
+    HANG_TIMEOUT,
+    Mosquitto,
+    free_port,
+    make_password_file,
+    make_tls_files,
+    running_worker,
+    unique_prefix,
+)
+from tcp_helpers import ensure_warm
+
+from protocol import mqtt
+from protocol.cli import build_parser, main
+from protocol.mqtt import FatalBrokerError, MqttWorker, WorkerConfig
+from protocol.mqtt_ask import AskClient
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    out: list[str]
+    err: str
+
+
+async def _brudno(brudno: list[str], *args: str, stdin: bytes = b"",
+                  env: dict[str, str] | None = None) -> Run:
+    process = await asyncio.create_subprocess_exec(
+        *brudno, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env={**os.environ, **(env or {})},
+    )
+    out, err = await asyncio.wait_for(process.communicate(stdin), HANG_TIMEOUT)
+    assert process.returncode is not None
+    return Run(process.returncode, out.decode().splitlines(), err.decode())
+
+
+@pytest.mark.slow
+async def test_mqtt_ask_prints_the_reply_and_exits_by_outcome(
+    mosquitto: Mosquitto, mqtt_prefix: str, brudno: list[str]
+) -> None:
+    await ensure_warm()
+    url = ["--broker", mosquitto.url, "--prefix", mqtt_prefix]
+    async with running_worker(mosquitto, mqtt_prefix) as worker:
+        full, quiet, illegal = await asyncio.gather(
+            _brudno(brudno, "mqtt-ask", *url, "--fen", "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1",
+                    "--depth", "3", "--option", "MultiPV=2"),
+            _brudno(brudno, "mqtt-ask", *url, "--game", "tictactoe", "--job", "-", "--quiet",
+                    stdin=b"position startpos moves P@a1 P@b2\ngo depth 9\n"),
+            _brudno(brudno, "mqtt-ask", *url, "--moves", "e2e4", "e2e4", "--nodes", "100"),
+        )
+    assert full.code == 0, full
+    assert full.out[-1].startswith("bestmove a1a8")
+    assert any(" multipv 2 " in line for line in full.out)
+    assert all(line.startswith(("info depth", "bestmove")) for line in full.out)
+
+    assert quiet.code == 0, quiet
+    assert len(quiet.out) == 1 and quiet.out[0].startswith("bestmove P@")
+
+    assert illegal.code == 1, illegal
+    assert illegal.out == [
+        "info string error: illegal move e2e4 in position "
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1 "
+        "(position startpos moves e2e4 e2e4)"
+    ]
+    assert worker.stats.searched == 2
+
+
+def test_mqtt_ask_without_an_answer(mosquitto: Mosquitto,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # Nobody serves this prefix: the job is re-sent while no worker accepts it, then given up.
+    code = main(["mqtt-ask", "--broker", mosquitto.url, "--prefix", unique_prefix(),
+                 "--nodes", "100", "--timeout", "1.5", "--retry-after", "0.5"])
+    err = capsys.readouterr().err
+    assert code == 3 and "no answer within 1.5 s" in err, err
+    sends = int(err.split("(sent ")[1].split()[0])
+    assert sends >= 2
+
+    assert main(["mqtt-ask", "--option", "MultiPV"]) == 2
+    assert "NAME=VALUE" in capsys.readouterr().err
+    assert main(["mqtt-ask", "--broker", f"mqtt://127.0.0.1:{free_port()}"]) == 3
+    assert "cannot reach the broker" in capsys.readouterr().err
+
+
+def test_worker_command_refuses_bad_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mqtt", "--broker", "http://example:80"]) == 2
+    assert "bad broker URL" in capsys.readouterr().err
+    assert main(["mqtt", "--prefix", "a/#"]) == 2
+    assert "bad topic prefix" in capsys.readouterr().err
+    assert main(["mqtt", "--tls", "--cafile", "/nonexistent/ca.pem"]) == 2
+    assert "No such file" in capsys.readouterr().err
+
+
+@pytest.fixture
+def secure_broker(tmp_path: Path) -> Mosquitto:
+    ca, cert, key = make_tls_files(tmp_path)
+    passwd = make_password_file(tmp_path, "bot", "correct horse")
+    broker = Mosquitto(tmp_path, listener_config=[f"cafile {ca}", f"certfile {cert}",
+                                                  f"keyfile {key}"],
+                       extra_config=[f"password_file {passwd}"])
+    broker.start()
+    yield broker  # type: ignore[misc]
+    broker.stop()
+
+
+async def test_tls_with_a_password(secure_broker: Mosquitto, tmp_path: Path) -> None:
+    await ensure_warm()
+    mqtt_prefix = unique_prefix()
+    good = secure_broker.settings(tls=True, cafile=tmp_path / "ca.pem", username="bot",
+                                  password="correct horse")
+    async with running_worker(secure_broker, mqtt_prefix, broker=good) as worker, \
+            AskClient(good, prefix=mqtt_prefix) as ask:
+        answer = await ask.ask("chess", "go depth 2", timeout=HANG_TIMEOUT)
+        assert chess.Move.from_uci(answer.bestmove or "") in chess.Board().legal_moves
+        assert answer.worker == worker.config.worker_id
+
+    # Wrong password: the worker gives up at once (retrying cannot fix it).
+    wrong = WorkerConfig(broker=secure_broker.settings(
+        tls=True, cafile=tmp_path / "ca.pem", username="bot", password="wrong"),
+        prefix=mqtt_prefix, worker_id="intruder")
+    with pytest.raises(FatalBrokerError, match="refused the login"):
+        await asyncio.wait_for(MqttWorker(wrong).run(asyncio.Event()), HANG_TIMEOUT)
+
+    # Without our CA the broker's certificate is not trusted.
+    with pytest.raises(aiomqtt.MqttError):
+        untrusted = secure_broker.settings(tls=True, username="bot", password="correct horse")
+        async with AskClient(untrusted, prefix=mqtt_prefix):
+            pass
+
+
+
+def test_worker_command_with_a_wrong_password(
+    secure_broker: Mosquitto, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("BRUDNO_MQTT_PASSWORD", "wrong")
+    code = main(["mqtt", "--broker", f"mqtts://127.0.0.1:{secure_broker.port}",
+                 "--cafile", str(tmp_path / "ca.pem"), "--username", "bot"])
+    err = capsys.readouterr().err
+    assert code == 2 and "refused the login" in err, err
+
+
+def test_compose_fleet_runs_a_real_worker_command() -> None:
+    text = (Path(__file__).resolve().parents[2] / "compose.yaml").read_text(encoding="utf-8")
+    worker = text[text.index("\n  worker:"):]
+    match = re.search(r"command:\s*(\[[^\]]*\])", worker)
+    assert match, "the worker service has no command list"
+    args = build_parser().parse_args(json.loads(match[1]))
+    assert args.run is mqtt.run
+    assert args.broker == "mqtt://mosquitto:1883"
+    assert str(args.status_file) in worker[worker.index("healthcheck:"):]
+    assert "depends_on: [mosquitto]" in worker
