@@ -47,7 +47,14 @@ from engine.control import SearchControl
 from engine.game import Game
 from engine.info import Bound, InfoCallback, SearchInfo, SearchResult, ignore_info
 from engine.limits import Limits
-from engine.ordering import STAGE_KILLER, STAGE_QUIET, STAGE_TT, History, staged_moves
+from engine.ordering import (
+    STAGE_KILLER,
+    STAGE_QUIET,
+    STAGE_TT,
+    History,
+    ordered_moves,
+    staged_moves,
+)
 from engine.score import DRAW, INF, MATE, MATE_BOUND, MAX_PLY, outcome_score, report, wdl
 from engine.timeman import TimeBudget, allocate
 from engine.tt import EXACT, EXHAUSTIVE, LOWER, UPPER, TranspositionTable
@@ -205,12 +212,7 @@ class Searcher:
         root_tt_move = None
         if root_entry is not None and root_entry.move in legal_root:
             root_tt_move = root_entry.move
-        root_moves = [
-            m
-            for m, _ in staged_moves(
-                game, root_tt_move, None, None, hist_tables[root_side]
-            )
-        ]
+        root_moves = ordered_moves(game, root_tt_move, history=hist_tables[root_side])
         if limits.searchmoves is not None:
             chosen = self._parse_moves(game, limits.searchmoves)
             restricted = [m for m in root_moves if m in chosen]

@@ -3,25 +3,31 @@
 With no subcommand (or ``brudno uci``) it is a UCI engine on stdin/stdout, which is how every
 GUI and match tool starts an engine.  Other subcommands are tools around the engine.  Each
 subcommand is a (configure, run) pair in :data:`SUBCOMMANDS`, so a new tool is one entry.
+Their modules are imported only when that subcommand runs: a GUI that starts ``brudno``
+(or ``brudno connect``) should not pay for the MQTT client or the match runner.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import logging
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from engine.game import GameError
 from engine.perft import divide
 from games import GAMES, get_variant
-from protocol import connect, epd, lab, match, mqtt, mqtt_ask, solve, tcp
 from protocol.bench import run_bench
 from protocol.session import ENGINE_NAME, engine_version
 from protocol.stdio import serve_stdio
+
+Configure = Callable[[argparse.ArgumentParser], None]
+Run = Callable[[argparse.Namespace], int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +35,19 @@ class Subcommand:
     name: str
     help: str
     description: str
-    configure: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
+    configure: Configure | str
+    """A function, or ``"module:function"`` imported on first use."""
+    run: Run | str
+
+    def load(self) -> tuple[Configure, Run]:
+        return _resolve(self.configure), _resolve(self.run)
+
+
+def _resolve(target: Callable[..., Any] | str) -> Any:
+    if not isinstance(target, str):
+        return target
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 # -- uci -------------------------------------------------------------------------------------
@@ -124,8 +141,8 @@ SUBCOMMANDS: list[Subcommand] = [
         "Run minimax, alpha-beta, NegaScout, MTD(f), SSS*, DUAL*, expectiminimax, Star1/Star2 "
         "... on the same position or synthetic tree and print value, nodes, leaves, passes, "
         "time and effective branching factor per algorithm (see docs/lab.md).",
-        lab.configure,
-        lab.run,
+        "protocol.lab:configure",
+        "protocol.lab:run",
     ),
     Subcommand(
         "serve",
@@ -133,24 +150,24 @@ SUBCOMMANDS: list[Subcommand] = [
         "Listen for TCP connections; each is one UCI session with its own position, options "
         "and hash table, searching in its own worker process. Binds to loopback unless given "
         "a token (see docs/deploy.md). SIGTERM/SIGINT shut down gracefully.",
-        tcp.configure_serve,
-        tcp.run_serve,
+        "protocol.tcp:configure_serve",
+        "protocol.tcp:run_serve",
     ),
     Subcommand(
         "connect",
         "a UCI engine on stdio that forwards to a remote 'brudno serve'",
         "Bridge stdin/stdout to a Brudno server, so a GUI (which launches local engines) can "
         "use a remote one. Point the GUI at 'brudno connect HOST:PORT'.",
-        connect.configure_connect,
-        connect.run_connect,
+        "protocol.connect:configure_connect",
+        "protocol.connect:run_connect",
     ),
     Subcommand(
         "ping",
         "check that a 'brudno serve' answers isready (health check)",
         "Send isready to a Brudno server; exit 0 on readyok, 1 when unreachable or silent, "
         "3 when up but full (0 with --accept-busy).",
-        connect.configure_ping,
-        connect.run_ping,
+        "protocol.connect:configure_ping",
+        "protocol.connect:run_ping",
     ),
     Subcommand(
         "mqtt",
@@ -158,8 +175,8 @@ SUBCOMMANDS: list[Subcommand] = [
         "Connect to an MQTT 5 broker, take UCI jobs from PREFIX/jobs/<game> through a shared "
         "subscription and publish info lines and bestmove to each job's response topic "
         "(see docs/deploy.md). SIGTERM/SIGINT finish the running jobs and go offline.",
-        mqtt.configure,
-        mqtt.run,
+        "protocol.mqtt:configure",
+        "protocol.mqtt:run",
     ),
     Subcommand(
         "mqtt-ask",
@@ -167,8 +184,8 @@ SUBCOMMANDS: list[Subcommand] = [
         "Publish a job (position and limit) to PREFIX/jobs/<game> and print the info lines "
         "and bestmove a worker answers with. Exit 0 on bestmove, 1 when the job is refused, "
         "2 on bad arguments, 3 when no answer comes or the broker is unreachable.",
-        mqtt_ask.configure,
-        mqtt_ask.run,
+        "protocol.mqtt_ask:configure",
+        "protocol.mqtt_ask:run",
     ),
     Subcommand(
         "match",
@@ -177,8 +194,8 @@ SUBCOMMANDS: list[Subcommand] = [
         "EPD/PGN openings with colours swapped, several games at once; print W/D/L, score, "
         "Elo with its 95 percent interval, LOS, optional SPRT, and time losses / illegal moves / "
         "crashes per engine (see the module docstring of protocol/match.py).",
-        match.configure,
-        match.run,
+        "protocol.match:configure",
+        "protocol.match:run",
     ),
     Subcommand(
         "epd",
@@ -186,8 +203,8 @@ SUBCOMMANDS: list[Subcommand] = [
         "Search each position of an EPD suite and check the move against its bm/am "
         "operations; print per-position results with --verbose, the time used, and "
         "'solved S/T' as the last line.",
-        epd.configure,
-        epd.run,
+        "protocol.epd:configure",
+        "protocol.epd:run",
     ),
     Subcommand(
         "solve",
@@ -196,8 +213,8 @@ SUBCOMMANDS: list[Subcommand] = [
         "a FEN; score 22 minus the winner's stone count, 0 for a draw, negative for a loss) "
         "and print it with every best move, a PV, nodes and time; --json for one object per "
         "position, '-' to read positions (or 'moves score' test-set lines) from stdin.",
-        solve.configure,
-        solve.run,
+        "protocol.solve:configure",
+        "protocol.solve:run",
     ),
 ]
 
@@ -212,7 +229,9 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line.  With ``only``, just that subcommand's module is loaded (the
+    others are listed by name and help, which is all ``brudno --help`` shows)."""
     parser = argparse.ArgumentParser(
         prog="brudno",
         description=f"{ENGINE_NAME} {engine_version()}: a UCI engine and game-playing bot "
@@ -228,13 +247,21 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="SUBCOMMAND")
     for spec in SUBCOMMANDS:
         child = sub.add_parser(spec.name, help=spec.help, description=spec.description)
-        spec.configure(child)
-        child.set_defaults(run=spec.run)
+        if only is None or spec.name == only:
+            configure, run = spec.load()
+            configure(child)
+            child.set_defaults(run=run)
     return parser
 
 
+def _chosen_subcommand(argv: Sequence[str]) -> str:
+    names = {spec.name for spec in SUBCOMMANDS}
+    return next((arg for arg in argv if arg in names), "uci")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(only=_chosen_subcommand(argv)).parse_args(argv)
     logging.basicConfig(
         level=getattr(logging, args.log_level),
         stream=sys.stderr,

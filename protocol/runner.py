@@ -24,6 +24,7 @@ from engine.game import Game
 from engine.info import InfoCallback, SearchResult
 from engine.limits import Limits
 from engine.search import Searcher
+from games import GAMES
 
 T = TypeVar("T")
 
@@ -45,8 +46,15 @@ def run_search(
     """Run one search with the algorithm the session chose (blocking; call it off the loop).
 
     The production searcher keeps its TT between searches; a classic algorithm is a reference
-    implementation for comparison and gets a fresh table of the same size each time.
+    implementation for comparison and gets a fresh table of the same size each time.  A game
+    with an exact solver (Connect Four) gets the first word with the production algorithm:
+    when it proves the value within its budget, that is the answer (exact mate scores).
     """
+    solver = GAMES[game.variant].solve if game.variant in GAMES else None
+    if solver is not None and algorithm == PRODUCTION and multipv == 1:
+        solved = solver(game, limits, control, on_info, move_overhead_ms=move_overhead_ms)
+        if solved is not None:
+            return solved
     engine: Searcher | ClassicSearcher = searcher
     if algorithm != PRODUCTION:
         engine = ClassicSearcher(algorithm, searcher.tt.size_mb)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import replace
 from importlib import metadata
 from typing import Any, Protocol
@@ -287,12 +287,32 @@ class EngineSession:
         release = asyncio.Event()
         if not limits.waits_for_stop:
             release.set()
-        self._control, self._release = control, release
-        self.state = State.SEARCHING
         game = self._game.copy()
         if self._debug:
             self._say(f"debug: search {limits} on {game.fen()}")
-        self._job = asyncio.create_task(self._search_job(game, limits, control, release))
+        self._start_job(self._search_job(game, limits, control, release), control, release)
+
+    def _start_job(
+        self,
+        job: Coroutine[Any, Any, None],
+        control: SearchControl | None = None,
+        release: asyncio.Event | None = None,
+    ) -> None:
+        """Run a long job (search, perft, bench) as a task, so that the session keeps
+        reading input: ``isready`` is answered and ``stop`` is heard while it runs."""
+        if release is None:
+            release = asyncio.Event()
+            release.set()
+        self._control, self._release = control or SearchControl(), release
+        self.state = State.SEARCHING
+        self._job = asyncio.create_task(self._finishing(job))
+
+    async def _finishing(self, job: Coroutine[Any, Any, None]) -> None:
+        try:
+            await job
+        finally:
+            self.state = State.IDLE
+            self._control = self._release = None
 
     def _checked_searchmoves(self, limits: Limits) -> Limits:
         """Drop searchmoves that are not legal here (reporting them; ``0000`` silently)."""
@@ -335,8 +355,6 @@ class EngineSession:
             # Hold the move while infinite/pondering until stop or ponderhit releases it.
             await release.wait()
             self._send_bestmove(result, game)
-            self.state = State.IDLE
-            self._control = self._release = None
 
     def _send_bestmove(self, result: SearchResult | None, game: Game[Any]) -> None:
         if result is None:
@@ -377,7 +395,15 @@ class EngineSession:
     async def _perft(self, depth: int) -> None:
         if await self._busy("run perft", f"perft {depth}"):
             return
-        counts = await self._runner.call(divide, self._game.copy(), depth)
+        self._start_job(self._perft_job(self._game.copy(), depth))
+
+    async def _perft_job(self, game: Game[Any], depth: int) -> None:
+        try:
+            counts = await self._runner.call(divide, game, depth)
+        except Exception as exc:
+            log.exception("perft failed")
+            self._error(f"internal error in perft: {exc}", f"perft {depth}")
+            return
         for move, count in counts:
             self._send(f"{move}: {count}")
         self._send("")
@@ -386,7 +412,15 @@ class EngineSession:
     async def _bench(self, depth: int | None) -> None:
         if await self._busy("run bench", "bench"):
             return
-        result = await self._runner.call(run_bench, self._variant.name, depth)
+        self._start_job(self._bench_job(self._variant.name, depth))
+
+    async def _bench_job(self, variant: str, depth: int | None) -> None:
+        try:
+            result = await self._runner.call(run_bench, variant, depth)
+        except Exception as exc:
+            log.exception("bench failed")
+            self._error(f"internal error in bench: {exc}", "bench")
+            return
         for text in result.lines():
             self._send(text)
 

@@ -8,6 +8,7 @@ enough to solve exactly.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -19,6 +20,15 @@ from engine.control import SearchControl
 from engine.game import Game
 from engine.info import Bound, SearchInfo, SearchResult
 from engine.limits import Limits
+from engine.ordering import (
+    STAGE_KILLER,
+    STAGE_NOISY,
+    STAGE_QUIET,
+    STAGE_TT,
+    History,
+    ordered_moves,
+    staged_moves,
+)
 from engine.score import Cp, Mate, mate_in, report
 from engine.search import MAX_DEPTH, SearchConfig, Searcher
 from games import get_variant
@@ -510,3 +520,54 @@ def test_clear_forgets_and_resize_keeps_working() -> None:
     searcher.resize_hash(2)
     assert searcher.tt.size_mb == 2
     assert searcher.search(game, Limits(depth=6)).best == first.best
+
+
+# -- move ordering ----------------------------------------------------------------------------
+
+
+class CountingTicTacToe:
+    """Counts quiet move generation, to show that a cut-off on an early stage skips it."""
+
+    def __init__(self, game: Game[Any]) -> None:
+        self.game = game
+        self.quiet_calls = 0
+
+    def noisy_moves(self) -> list[Any]:
+        return self.game.noisy_moves()
+
+    def quiet_moves(self) -> list[Any]:
+        self.quiet_calls += 1
+        return self.game.quiet_moves()
+
+
+def test_staged_order_and_laziness() -> None:
+    """O to move::
+
+        3  . . .
+        2  . O .      b1 blocks X's line: the only noisy move; the others are quiet.
+        1  X . X
+    """
+    game = ttt("P@a1", "P@b2", "P@c1")
+    legal = set(game.legal_moves())
+    history: History = Counter()
+    c3, a3 = game.parse_move("P@c3"), game.parse_move("P@a3")
+    history[c3] = 50
+    history[a3] = 10
+    tt_move = game.parse_move("P@a2")
+    killer = game.parse_move("P@b3")
+    stream = list(staged_moves(game, tt_move, killer, None, history))
+    moves = [m for m, _ in stream]
+    stages = [st for _, st in stream]
+    assert sorted(moves) == sorted(legal)  # each legal move exactly once
+    assert moves[0] == tt_move and stages[0] == STAGE_TT
+    assert moves[1] == game.parse_move("P@b1") and stages[1] == STAGE_NOISY
+    assert moves[2] == killer and stages[2] == STAGE_KILLER
+    assert moves[3:5] == [c3, a3] and set(stages[3:]) == {STAGE_QUIET}
+    assert ordered_moves(game, tt_move, (killer, None), history) == moves
+    # A consumer that stops after the noisy stage never pays for quiet generation.
+    counting = CountingTicTacToe(game)
+    picker = staged_moves(counting, tt_move, killer, None, history)  # type: ignore[arg-type]
+    assert [next(picker)[1], next(picker)[1]] == [STAGE_TT, STAGE_NOISY]
+    assert counting.quiet_calls == 0
+    next(picker)
+    assert counting.quiet_calls == 1

@@ -240,3 +240,17 @@ async def test_unknown_leading_token_is_skipped_per_spec(uci: UciProcess) -> Non
     await uci.send("joho isready")
     assert await uci.readline() == "readyok"
     assert await uci.exchange("joho") == ["info string error: unknown command (joho)"]
+
+
+async def test_connect_four_infinite_search_reports_the_exact_mate(uci: UciProcess) -> None:
+    """Pons' convention scores 44455554221 at -15: the side to move loses with its 7th stone
+    after the opponent's 8th, i.e. mated; the solver proves it, so the score is a mate."""
+    await uci.exchange("setoption name UCI_Variant value cfour", "position fen 44455554221")
+    await uci.send("go infinite")
+    await uci.exchange()
+    await uci.send("stop")
+    lines = await uci.read_until(lambda s: s.startswith("bestmove"))
+    exact = [s for s in lines if " score mate " in s and "bound" not in s]
+    assert exact, lines
+    assert int(exact[-1].split(" score mate ")[1].split()[0]) < 0
+    assert lines[-1].startswith("bestmove P@")
