@@ -5,21 +5,21 @@ then a Markdown table for the issue note):
 
     python bench/mqtt_throughput.py --table
 
-Against a running broker instead: ``--broker mqtt://HOST:PORT`` (the workers are still
-started here, as local ``brudno mqtt`` processes).
+Against a running broker instead: ``--broker mqtt://HOST:PORT`` (the workers are still started
+here, as local ``brudno mqtt`` processes).
 
 Per worker count N: start N ``brudno mqtt --concurrency 1`` processes, wait until all are
 ``online``, run a warm-up round (each worker's first job starts its search process), then
-publish ``--jobs`` jobs at once through one client and time until the last answer.  Every job
+publish ``--jobs`` jobs at once through one client and time until the last answer. Every job
 is ``go nodes K`` on a different position (random but seeded playouts from the start), so the
 search work per job is fixed and no job is helped by a table left over from an equal one.
 jobs/s = jobs / wall time; cores_used = CPU time of the worker processes (with their search
-processes) during the batch / wall time, which shows whether the machine had the cores to
-give (Linux's autogroup scheduler shares the CPU per session, so other users' work caps
-it).  The client, the broker and the workers share the machine; on an otherwise idle 2-core
-machine two workers should come close to twice one worker's rate, and four can add little
-more.
-"""
+processes) during the batch / wall time, which shows whether the machine had the cores to give
+(Linux's autogroup scheduler shares the CPU per session, so other users' work caps it);
+foreign_cores = the CPU time everything else on the machine used meanwhile / wall time (a
+measurement is only meaningful when it is near 0). The client, the broker and the workers
+share the machine; on an otherwise idle 2-core machine two workers should come close to twice
+one worker's rate, and four can add little more."""
 
 from __future__ import annotations
 
@@ -56,6 +56,8 @@ class Result:
     spread: str
     cpu_seconds: float
     """CPU time the worker processes (and their search processes) used during the batch."""
+    foreign_seconds: float
+    """CPU time everything else on the machine used meanwhile (not workers, broker, client)."""
 
     @property
     def rate(self) -> float:
@@ -66,7 +68,17 @@ class Result:
         return (f"workers={self.workers} jobs={self.jobs} nodes={self.nodes} "
                 f"seconds={self.seconds:.2f} jobs_per_s={self.rate:.2f} "
                 f"per_worker={self.spread} cores_used={self.cpu_seconds / self.seconds:.2f} "
-                f"load1={load:.1f}")
+                f"foreign_cores={self.foreign_seconds / self.seconds:.2f} load1={load:.1f}")
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds all CPUs spent busy since boot (Linux /proc/stat; 0 elsewhere)."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def tree_cpu_seconds(roots: list[int]) -> float:
@@ -160,7 +172,7 @@ class Broker:
 
 
 async def measure(settings: BrokerSettings, brudno: list[str], *, workers: int, jobs: int,
-                  nodes: int, fens: list[str], logdir: Path) -> Result:
+                  nodes: int, fens: list[str], logdir: Path, broker_pid: int | None) -> Result:
     prefix = f"bench-{os.getpid()}-{workers}"
     procs = []
     for n in range(workers):
@@ -178,20 +190,25 @@ async def measure(settings: BrokerSettings, brudno: list[str], *, workers: int, 
             await asyncio.gather(*warm)
             batch = fens[2 * workers: 2 * workers + jobs]
             pids = [proc.pid for proc, _ in procs]
+            own = [os.getpid(), *([broker_pid] if broker_pid is not None else [])]
             cpu_before = tree_cpu_seconds(pids)
+            others_before = machine_busy_seconds() - cpu_before - tree_cpu_seconds(own)
             started = time.perf_counter()
             answers = await asyncio.gather(*(
                 client.ask("chess", f"position fen {fen}\ngo nodes {nodes}", timeout=600)
                 for fen in batch
             ))
             seconds = time.perf_counter() - started
-            cpu = tree_cpu_seconds(pids) - cpu_before
+            cpu_after = tree_cpu_seconds(pids)
+            others = (machine_busy_seconds() - cpu_after - tree_cpu_seconds(own)
+                      - others_before)
+            cpu = cpu_after - cpu_before
         bad = [a for a in answers if a.error or a.bestmove is None]
         if bad:
             sys.exit(f"{len(bad)} jobs failed: {bad[0].lines}")
         taken = Counter(a.worker for a in answers)
         spread = "/".join(str(taken[f"bench-{n}"]) for n in range(workers))
-        return Result(workers, len(batch), nodes, seconds, spread, cpu)
+        return Result(workers, len(batch), nodes, seconds, spread, cpu, max(0.0, others))
     finally:
         for proc, _ in procs:
             proc.send_signal(signal.SIGTERM)
@@ -220,7 +237,8 @@ async def main_async(args: argparse.Namespace) -> int:
             results = []
             for workers in args.workers:
                 result = await measure(settings, brudno, workers=workers, jobs=args.jobs,
-                                       nodes=args.nodes, fens=fens, logdir=workdir)
+                                       nodes=args.nodes, fens=fens, logdir=workdir,
+                                       broker_pid=broker.process.pid if broker else None)
                 print(result.line(), flush=True)
                 results.append(result)
         finally:
@@ -230,11 +248,12 @@ async def main_async(args: argparse.Namespace) -> int:
         base = results[0].rate
         print()
         print(f"| workers | jobs/s (go nodes {args.nodes}) | vs. {results[0].workers} | "
-              "jobs per worker | cores used |")
-        print("|---:|---:|---:|:---|---:|")
+              "jobs per worker | cores used | other load (cores) |")
+        print("|---:|---:|---:|:---|---:|---:|")
         for result in results:
             print(f"| {result.workers} | {result.rate:.2f} | {result.rate / base:.2f}x | "
-                  f"{result.spread} | {result.cpu_seconds / result.seconds:.2f} |")
+                  f"{result.spread} | {result.cpu_seconds / result.seconds:.2f} | "
+                  f"{result.foreign_seconds / result.seconds:.2f} |")
     return 0
 
 

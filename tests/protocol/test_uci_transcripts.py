@@ -120,10 +120,15 @@ async def test_tictactoe_variant_fen_moves_and_drops(uci: UciProcess) -> None:
 
 
 async def test_go_perft_prints_divide_and_total(uci: UciProcess) -> None:
-    lines = await uci.exchange("position startpos", "go perft 2")
+    """perft runs as a job like go (isready is answered meanwhile); output ends with the total."""
+    await uci.send("position startpos", "go perft 2")
+    lines = await uci.read_until(lambda s: s.startswith("Nodes searched"))
     assert "e2e4: 20" in lines
     assert lines[-1] == "Nodes searched: 400"
-    assert (await uci.exchange("perft 1"))[-1] == "Nodes searched: 20"
+    await uci.send("perft 1")
+    assert (await uci.read_until(lambda s: s.startswith("Nodes searched")))[-1] == (
+        "Nodes searched: 20"
+    )
 
 
 async def test_eval_explains_terms_that_add_up(uci: UciProcess) -> None:
