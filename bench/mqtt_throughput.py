@@ -19,7 +19,8 @@ processes) during the batch / wall time, which shows whether the machine had the
 foreign_cores = the CPU time everything else on the machine used meanwhile / wall time (a
 measurement is only meaningful when it is near 0). The client, the broker and the workers
 share the machine; on an otherwise idle 2-core machine two workers should come close to twice
-one worker's rate, and four can add little more."""
+one worker's rate, and four can add little more.
+"""
 
 from __future__ import annotations
 

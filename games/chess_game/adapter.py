@@ -18,7 +18,7 @@ import functools
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import chess
 
@@ -525,6 +525,16 @@ class ChessGame:
         lines.append(f"Checkers: {checkers}".rstrip())
         return "\n".join(lines)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as start position + moves (a few hundred bytes), not as the board with its
+        evaluation tables and caches: games cross process pipes to search workers, and a
+        pickle larger than a pipe buffer would block the sender."""
+        root = self._board.root()
+        default, _ = _default()
+        evaluator = None if self._evaluator is default else self._evaluator
+        moves = tuple(move.uci() for move in self._board.move_stack)
+        return (_unpickle, (root.fen(shredder=self.chess960), moves, self.chess960, evaluator))
+
     def copy(self) -> ChessGame:
         twin = ChessGame.__new__(ChessGame)
         twin.chess960 = self.chess960
@@ -569,3 +579,12 @@ def from_fen(fen: str, chess960: bool = False) -> ChessGame:
 
 if TYPE_CHECKING:
     _contract_check: Game[chess.Move] = ChessGame(chess.Board())
+
+
+def _unpickle(
+    fen: str, moves: tuple[str, ...], chess960: bool, evaluator: LinearEvaluator | None
+) -> ChessGame:
+    board = chess.Board(fen, chess960=chess960)
+    for text in moves:
+        board.push(chess.Move.from_uci(text))
+    return ChessGame(board, chess960=chess960, evaluator=evaluator)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import random
 
 import chess
@@ -489,3 +490,19 @@ def test_display_shows_board_fen_key_and_checkers() -> None:
     checked = from_fen("4k3/8/8/8/8/8/3q4/3QK3 w - - 0 1").display()
     assert checked.endswith("Checkers: d2")
     assert not checked.endswith("\n")
+
+
+def test_pickles_compactly_with_its_history() -> None:
+    """Games cross pipes to worker processes: the pickle must stay small (no caches) and keep
+    the move history, so repetitions are still seen after the trip."""
+    game = from_fen("r1bqkbnr/pppppppp/2n5/8/8/5N2/PPPPPPPP/RNBQKB1R w KQkq - 2 2")
+    for text in ["f3g1", "c6b8", "g1f3", "b8c6"]:
+        game.push(game.parse_move(text))
+    game.evaluate()
+    data = pickle.dumps(game)
+    assert len(data) < 2_000
+    twin = pickle.loads(data)
+    assert twin.fen() == game.fen()
+    assert twin.key() == game.key()
+    assert twin.is_terminal() == game.is_terminal()
+    assert twin.evaluate() == game.evaluate()
