@@ -22,6 +22,7 @@ from typing import Any
 from engine.game import GameError
 from engine.perft import divide
 from games import GAMES, get_variant
+from protocol.argtypes import positive_int
 from protocol.bench import run_bench
 from protocol.session import ENGINE_NAME, engine_version
 from protocol.stdio import serve_stdio
@@ -75,7 +76,7 @@ def _add_game_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _configure_perft(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("depth", type=_positive_int, help="plies to count")
+    parser.add_argument("depth", type=positive_int, help="plies to count")
     _add_game_arguments(parser)
 
 
@@ -99,9 +100,9 @@ def _run_perft(args: argparse.Namespace) -> int:
 
 # -- bench -----------------------------------------------------------------------------------
 def _configure_bench(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--depth", type=_positive_int, help="search depth (default per game)")
+    parser.add_argument("--depth", type=positive_int, help="search depth (default per game)")
     parser.add_argument("--game", default="chess", choices=sorted(GAMES), help="game")
-    parser.add_argument("--hash", type=_positive_int, default=16, help="hash size in MiB")
+    parser.add_argument("--hash", type=positive_int, default=16, help="hash size in MiB")
 
 
 def _run_bench(args: argparse.Namespace) -> int:
@@ -219,14 +220,6 @@ SUBCOMMANDS: list[Subcommand] = [
 ]
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

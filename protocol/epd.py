@@ -36,6 +36,7 @@ from pathlib import Path
 import chess
 import chess.engine
 
+from protocol.argtypes import positive_int
 from protocol.match_players import STARTUP_TIMEOUT
 
 __all__ = [
@@ -285,14 +286,6 @@ async def run_suite(
 
 
 # -- command line ----------------------------------------------------------------------------
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
 
 
 def _option(text: str) -> tuple[str, str]:
@@ -306,12 +299,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="EPD suite with bm/am operations")
     parser.add_argument(
         "--movetime",
-        type=_positive,
+        type=positive_int,
         metavar="MS",
         help=f"time per position (default {DEFAULT_MOVETIME_MS} unless --depth/--nodes)",
     )
-    parser.add_argument("--depth", type=_positive, help="depth per position")
-    parser.add_argument("--nodes", type=_positive, help="nodes per position")
+    parser.add_argument("--depth", type=positive_int, help="depth per position")
+    parser.add_argument("--nodes", type=positive_int, help="nodes per position")
     parser.add_argument(
         "--engine", metavar="CMD", help="a UCI engine's command line (default: Brudno)"
     )
@@ -323,9 +316,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help="UCI option for the engine (repeatable)",
     )
-    parser.add_argument("--concurrency", type=_positive, default=1, help="engines at once")
-    parser.add_argument("--start", type=_positive, default=1, help="first position (1-based)")
-    parser.add_argument("--count", type=_positive, help="number of positions")
+    parser.add_argument("--concurrency", type=positive_int, default=1, help="engines at once")
+    parser.add_argument("--start", type=positive_int, default=1, help="first position (1-based)")
+    parser.add_argument("--count", type=positive_int, help="number of positions")
     parser.add_argument("--verbose", "-v", action="store_true", help="one line per position")
 
 

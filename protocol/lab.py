@@ -53,6 +53,7 @@ from engine.game import Game, GameError
 from engine.score import report
 from engine.trees import Order, TreeSpec, effective_branching_factor, knuth_moore_leaves
 from games import GAMES, get_variant
+from protocol.argtypes import positive_int
 from protocol.formatting import score_text
 
 __all__ = [
@@ -482,14 +483,6 @@ def _pyplot() -> Any:
 
 
 # -- the subcommand --------------------------------------------------------------------------
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -500,7 +493,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--game", choices=sorted(GAMES), help="a game (UCI_Variant name)")
     parser.add_argument("--fen", help="with --game: the position (default: the start)")
     parser.add_argument("--chess960", action="store_true", help="with --game chess: X-FEN")
-    parser.add_argument("--depth", type=_positive_int, help="with --game: plies to search")
+    parser.add_argument("--depth", type=positive_int, help="with --game: plies to search")
     parser.add_argument(
         "--order",
         choices=[o.value for o in Order],
@@ -509,7 +502,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, help="with --tree: the tree's seed (default 0)")
     parser.add_argument(
         "--chance",
-        type=_positive_int,
+        type=positive_int,
         metavar="C",
         help="with --tree: interleave chance nodes of C outcomes (expectiminimax family)",
     )
@@ -528,7 +521,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--window",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_WINDOW,
         help=f"aspiration half-window (default {DEFAULT_WINDOW})",
     )

@@ -81,6 +81,7 @@ import chess.syzygy
 
 from engine.game import GameError, IllegalMoveError
 from games import GAMES
+from protocol.argtypes import non_negative_int, positive_int
 from protocol.elo import Sprt, SprtDecision, SprtState, elo_estimate, elo_estimate_pentanomial, los
 from protocol.match_players import (
     EngineConfig,
@@ -985,24 +986,8 @@ def _name_value(parser: argparse.ArgumentParser, text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
 
 
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative: {text!r}")
-    return value
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -1040,25 +1025,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--variant", default="chess", choices=sorted(GAMES), help="the game (UCI_Variant)"
     )
     games.add_argument(
-        "--games", type=_positive, default=2, help="games per pair of engines (default 2)"
+        "--games", type=positive_int, default=2, help="games per pair of engines (default 2)"
     )
     games.add_argument("--tc", help="clock: [MOVES/]SECONDS[+INC], e.g. 10+0.1, 40/60, 1:00+1")
-    games.add_argument("--movetime", type=_positive, metavar="MS", help="fixed time per move")
-    games.add_argument("--depth", type=_positive, help="depth limit per move")
-    games.add_argument("--nodes", type=_positive, help="node limit per move")
+    games.add_argument("--movetime", type=positive_int, metavar="MS", help="fixed time per move")
+    games.add_argument("--depth", type=positive_int, help="depth limit per move")
+    games.add_argument("--nodes", type=positive_int, help="node limit per move")
     games.add_argument(
         "--timemargin",
-        type=_non_negative,
+        type=non_negative_int,
         default=DEFAULT_TIMEMARGIN_MS,
         metavar="MS",
         help=f"lateness forgiven before a loss on time (default {DEFAULT_TIMEMARGIN_MS})",
     )
-    games.add_argument("--concurrency", type=_positive, default=1, help="games at once")
+    games.add_argument("--concurrency", type=positive_int, default=1, help="games at once")
     books = parser.add_argument_group("openings")
     books.add_argument("--openings", metavar="FILE", help="EPD/FEN lines or PGN games")
     books.add_argument("--openings-order", choices=["sequential", "random"], default="sequential")
-    books.add_argument("--openings-start", type=_positive, default=1, metavar="N")
-    books.add_argument("--openings-plies", type=_non_negative, metavar="N", help="cut PGN openings")
+    books.add_argument("--openings-start", type=positive_int, default=1, metavar="N")
+    books.add_argument(
+        "--openings-plies", type=non_negative_int, metavar="N", help="cut PGN openings"
+    )
     books.add_argument("--seed", type=int, default=0, help="seed for --openings-order random")
     adjudication = parser.add_argument_group("adjudication")
     adjudication.add_argument(
@@ -1070,7 +1057,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="movecount=N score=CP [twosided=true]",
     )
-    adjudication.add_argument("--maxmoves", type=_positive, metavar="N", help="draw after N")
+    adjudication.add_argument("--maxmoves", type=positive_int, metavar="N", help="draw after N")
     adjudication.add_argument("--tb", metavar="DIR", help="Syzygy tablebases (chess)")
     output = parser.add_argument_group("output")
     output.add_argument(
@@ -1081,7 +1068,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     output.add_argument("--event", default="Brudno match", help="PGN Event tag")
     output.add_argument(
         "--report-every",
-        type=_non_negative,
+        type=non_negative_int,
         default=10,
         metavar="N",
         help="print the score every N games (0: never)",

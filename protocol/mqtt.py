@@ -87,6 +87,7 @@ from engine.info import InfoCallback, SearchResult
 from engine.limits import Limits
 from games import GAMES
 from protocol import commands as cmd
+from protocol.argtypes import positive_int
 from protocol.formatting import error_line
 from protocol.runner import SearchRunner
 from protocol.session import MAX_LINE_LENGTH, EngineSession
@@ -1198,7 +1199,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--group", default=defaults.group,
                        help="shared-subscription group; workers of one group share the jobs "
                        "(default %(default)s)")
-    group.add_argument("--concurrency", type=_positive_int, default=defaults.concurrency,
+    group.add_argument("--concurrency", type=positive_int, default=defaults.concurrency,
                        metavar="N", help="jobs searched at once, one process each (default "
                        "%(default)s; use at most the cores this worker may use)")
     group.add_argument("--id", dest="worker_id", metavar="ID",
@@ -1211,7 +1212,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--max-job-seconds", type=float, default=defaults.max_job_s,
                        metavar="SECONDS", help="stop searches running longer than this "
                        "(default %(default)s)")
-    group.add_argument("--max-hash", type=_positive_int, default=defaults.max_hash_mb,
+    group.add_argument("--max-hash", type=positive_int, default=defaults.max_hash_mb,
                        metavar="MIB", help="largest Hash a job may set (default %(default)s)")
     group.add_argument("--reconnect-max", type=float, default=defaults.reconnect_max_s,
                        metavar="SECONDS", help="longest wait between reconnection attempts "
@@ -1223,14 +1224,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        help="keep 'online' or 'offline' in this file, for health checks")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -42,6 +42,7 @@ from games.connect4 import COLUMN_ORDER, Connect4, column_string
 from games.connect4 import START_FEN as CFOUR_START_FEN
 from games.connect4_solver import Connect4Solver, Solution, SolveAbortedError, pv_text
 from games.grundy import Grundy, grundy_value
+from protocol.argtypes import positive_int
 
 __all__ = ["SOLVABLE_GAMES", "SolveReport", "configure", "run", "solve_cfour", "solve_grundy"]
 
@@ -235,14 +236,6 @@ def solve_grundy(position: Grundy, *, label: str) -> SolveReport:
 
 
 # -- the command -------------------------------------------------------------------------------
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -261,11 +254,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--analyze", action="store_true", help="cfour: also the exact score of every column"
     )
     parser.add_argument(
-        "--max-nodes", type=_positive_int, help="cfour: give up after this many nodes"
+        "--max-nodes", type=positive_int, help="cfour: give up after this many nodes"
     )
     parser.add_argument(
         "--pv-nodes",
-        type=_positive_int,
+        type=positive_int,
         default=200_000,
         help="cfour: nodes spent extending the PV past the best move (default 200000)",
     )

@@ -57,6 +57,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from protocol.argtypes import positive_int
 from protocol.formatting import error_line, info_string
 from protocol.runner import SearchRunner
 from protocol.session import MAX_LINE_LENGTH, EngineSession, State
@@ -784,9 +785,9 @@ def configure_serve(parser: argparse.ArgumentParser) -> None:
                         help="address to bind (default: loopback; others require a token)")
     parser.add_argument("--port", type=int, default=defaults.port,
                         help=f"TCP port (default {defaults.port}; 0 picks a free one)")
-    parser.add_argument("--max-sessions", type=_at_least_one, default=defaults.max_sessions,
+    parser.add_argument("--max-sessions", type=positive_int, default=defaults.max_sessions,
                         help="concurrent connections (default %(default)s)")
-    parser.add_argument("--max-memory-mb", type=_at_least_one, default=defaults.max_memory_mb,
+    parser.add_argument("--max-memory-mb", type=positive_int, default=defaults.max_memory_mb,
                         help="total Hash of all sessions in MiB (default %(default)s)")
     parser.add_argument("--token", help=f"shared secret clients send as 'auth <token>'; "
                         f"prefer --token-file or ${TOKEN_ENV} (command lines are visible "
@@ -798,7 +799,7 @@ def configure_serve(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--idle-timeout", type=float, default=defaults.idle_timeout_s,
                         metavar="SECONDS", help="close sessions idle this long; 0 = never "
                         "(default %(default)s)")
-    parser.add_argument("--max-line-bytes", type=_at_least_one,
+    parser.add_argument("--max-line-bytes", type=positive_int,
                         default=defaults.max_line_bytes, help="longest input line accepted")
     parser.add_argument("--shutdown-timeout", type=float, default=defaults.shutdown_timeout_s,
                         metavar="SECONDS", help="on SIGTERM/SIGINT, time given to searches "
@@ -807,14 +808,6 @@ def configure_serve(parser: argparse.ArgumentParser) -> None:
                         help="do not log connection events to stderr")
 
 
-def _at_least_one(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
 
 
 def resolve_token(token: str | None, token_file: Path | None, token_env: str) -> str | None:
