@@ -11,9 +11,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from engine.search import Searcher
-
 from engine.limits import Limits
+from engine.search import Searcher
 from games import get_variant
 
 BENCH_POSITIONS: dict[str, tuple[tuple[str, str], ...]] = {
