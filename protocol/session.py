@@ -228,9 +228,9 @@ class EngineSession:
                     return
             await self._runner.resize_hash(self._options.get_int("Hash"))
         elif spec.name in ("UCI_Variant", "UCI_Chess960"):
-            self._on_game_options_changed(spec.name, before)
+            self._on_game_options_changed(spec.name)
 
-    def _on_game_options_changed(self, name: str, before: object) -> None:
+    def _on_game_options_changed(self, name: str) -> None:
         """A new variant starts from its start position; a Chess960 toggle rebuilds the
         current position under the new castling convention (or starts over if it cannot)."""
         if name == "UCI_Variant":
@@ -244,7 +244,6 @@ class EngineSession:
             self._say(f"position reset to the start position: {exc}")
             self._start_fen, self._moves = None, ()
             self._game = self._variant.new(chess960=self._chess960)
-        del before
 
     @property
     def _chess960(self) -> bool:
