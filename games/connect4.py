@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Final
 from engine.eval import LinearEvaluator
 from engine.game import GameError, IllegalMoveError, InvalidPositionError
 from games import Variant, register
+from games.drop_fen import check_pocket, check_trailing_fields
 
 if TYPE_CHECKING:
     from engine.control import SearchControl
@@ -693,7 +694,6 @@ def _board_text(first: int, second: int) -> str:
 
 
 _PLACEMENT_RE: Final = re.compile(r"([^\[\]]*)\[([^\[\]]*)\]")
-_COUNTER_RE: Final = re.compile(r"[0-9]+")
 
 
 def _parse_fen(fen: str) -> tuple[int, int]:
@@ -753,25 +753,10 @@ def _parse_fen(fen: str) -> tuple[int, int]:
             f"the first player has {first.bit_count()} stones and the second "
             f"{second.bit_count()}, so {mover} is to move ({side_text})"
         )
-    if set(pocket) - {"P", "p"}:
-        raise InvalidPositionError(f"the pocket may hold only P and p ({pocket})")
-    first_hand = STONES_EACH - first.bit_count()
-    second_hand = STONES_EACH - second.bit_count()
-    if pocket.count("P") != first_hand or pocket.count("p") != second_hand:
-        raise InvalidPositionError(
-            f"the pocket must hold the stones not on the board, {first_hand} P and "
-            f"{second_hand} p ({pocket})"
-        )
-    defaults = ("-", "-", "0", "1")
-    castling, en_passant, halfmove, fullmove = (*rest, *defaults[len(rest) :])
-    if castling != "-":
-        raise InvalidPositionError(f"connect four has no castling rights ({castling})")
-    if en_passant != "-":
-        raise InvalidPositionError(f"connect four has no en passant square ({en_passant})")
-    if _COUNTER_RE.fullmatch(halfmove) is None:
-        raise InvalidPositionError(f"the halfmove clock must be a number ({halfmove})")
-    if _COUNTER_RE.fullmatch(fullmove) is None or int(fullmove) < 1:
-        raise InvalidPositionError(f"the fullmove number must be at least 1 ({fullmove})")
+    check_pocket(
+        pocket, STONES_EACH - first.bit_count(), STONES_EACH - second.bit_count(), "stones"
+    )
+    check_trailing_fields(rest, "connect four")
     return first, second
 
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Final
 from engine.eval import LinearEvaluator
 from engine.game import GameError, IllegalMoveError, InvalidPositionError
 from games import Variant, register
+from games.drop_fen import check_pocket, check_trailing_fields
 
 if TYPE_CHECKING:
     from engine.game import Game
@@ -434,7 +435,6 @@ def _board_text(x: int, o: int) -> str:
 
 
 _PLACEMENT_RE: Final = re.compile(r"([^\[\]]*)\[([^\[\]]*)\]")
-_COUNTER_RE: Final = re.compile(r"[0-9]+")
 
 
 def _parse_fen(fen: str) -> tuple[int, int]:
@@ -491,24 +491,8 @@ def _parse_fen(fen: str) -> tuple[int, int]:
             f"X has {x.bit_count()} marks and O has {o.bit_count()}, so {mover} is to move "
             f"({side_text})"
         )
-    if set(pocket) - {"P", "p"}:
-        raise InvalidPositionError(f"the pocket may hold only P and p ({pocket})")
-    x_hand = _X_MARKS - x.bit_count()
-    o_hand = _O_MARKS - o.bit_count()
-    if pocket.count("P") != x_hand or pocket.count("p") != o_hand:
-        raise InvalidPositionError(
-            f"the pocket must hold the marks not on the board, {x_hand} P and {o_hand} p ({pocket})"
-        )
-    defaults = ("-", "-", "0", "1")
-    castling, en_passant, halfmove, fullmove = (*rest, *defaults[len(rest) :])
-    if castling != "-":
-        raise InvalidPositionError(f"tic-tac-toe has no castling rights ({castling})")
-    if en_passant != "-":
-        raise InvalidPositionError(f"tic-tac-toe has no en passant square ({en_passant})")
-    if _COUNTER_RE.fullmatch(halfmove) is None:
-        raise InvalidPositionError(f"the halfmove clock must be a number ({halfmove})")
-    if _COUNTER_RE.fullmatch(fullmove) is None or int(fullmove) < 1:
-        raise InvalidPositionError(f"the fullmove number must be at least 1 ({fullmove})")
+    check_pocket(pocket, _X_MARKS - x.bit_count(), _O_MARKS - o.bit_count(), "marks")
+    check_trailing_fields(rest, "tic-tac-toe")
     return x, o
 
 
