@@ -159,3 +159,14 @@ def test_no_legal_moves_gives_null_bestmove(brudno: list[str]) -> None:
         check=True,
     ).stdout.splitlines()
     assert "bestmove 0000" in out
+
+
+def test_show_wdl_adds_win_draw_loss_per_mille(engine: chess.engine.SimpleEngine) -> None:
+    board = chess.Board()
+    plain = engine.analyse(board, chess.engine.Limit(depth=2))
+    assert "wdl" not in plain
+    engine.configure({"UCI_ShowWDL": True, "Clear Hash": None})
+    info = engine.analyse(board, chess.engine.Limit(depth=2))
+    wdl = info["wdl"].relative
+    assert wdl.wins + wdl.draws + wdl.losses == 1000
+    assert wdl.wins >= wdl.losses  # White is not worse in the start position
