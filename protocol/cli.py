@@ -217,6 +217,15 @@ SUBCOMMANDS: list[Subcommand] = [
         "protocol.solve:configure",
         "protocol.solve:run",
     ),
+    Subcommand(
+        "tune",
+        "Texel-tune the chess evaluation: make a labelled data set, fit the weights",
+        "'tune data' samples quiet positions from opening files and labels them with "
+        "Stockfish's evaluation as a win probability; 'tune fit' fits K and then the linear "
+        "weights to such a file and writes a weights JSON (see protocol/tune.py).",
+        "protocol.tune:configure",
+        "protocol.tune:run",
+    ),
 ]
 
 

@@ -1,0 +1,181 @@
+"""``brudno tune``: the quiet filter and label conversion, ``tune fit`` on a tiny data file
+written here (its weights load and play through the chess adapter), and ``tune data`` end to end
+against the installed Stockfish (a missing Stockfish fails the test, as the issue requires)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import chess
+import chess.engine
+import pytest
+
+from engine.eval import LinearEvaluator
+from engine.limits import Limits
+from engine.search import Searcher
+from games.chess_game import DEFAULT_WEIGHTS_PATH, ChessGame
+from protocol.tune import is_quiet, label_to_target, read_data
+
+OPENINGS = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "chess" / "openings"
+
+# Quiet positions with labels that disagree with the shipped weights in a learnable way.
+TINY = """\
+# hand-made: FEN ; target
+rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1 ; 0.46
+rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2 ; 0.45
+r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3 ; 0.55
+4k3/8/8/8/8/8/4P3/4K3 w - - 0 1 ; 0.80
+4k3/8/8/8/8/8/4P3/4K3 b - - 0 1 ; 0.25
+4k3/8/8/3q4/8/8/8/4K3 w - - 0 1 ; 0.02
+r3k3/8/8/8/8/8/8/4K3 b - - 0 1 ; 0.97
+4k3/8/8/8/8/8/8/1NN1K3 w - - 0 1 ; 0.52
+"""
+
+
+def test_quiet_filter() -> None:
+    """Not quiet: in check; a pawn can take an undefended knight; a pawn can take a defended
+    queen (victim worth more); a pawn can promote.  Quiet: the start, a defended-pawn trade."""
+    assert is_quiet(chess.Board())
+    assert not is_quiet(chess.Board("4k3/8/8/8/8/8/4r3/4K3 w - - 0 1"))  # check
+    assert not is_quiet(chess.Board("4k3/8/8/3n4/4P3/8/8/4K3 w - - 0 1"))  # hanging knight
+    assert not is_quiet(chess.Board("4k3/2p5/3q4/4P3/8/8/8/4K3 w - - 0 1"))  # pawn takes queen
+    assert not is_quiet(chess.Board("4k3/1P6/8/8/8/8/8/4K3 w - - 0 1"))  # promotion
+    assert is_quiet(chess.Board("4k3/8/2p5/3p4/4P3/8/8/4K3 w - - 0 1"))  # pawn for pawn
+
+
+def test_labels_are_side_to_move_win_probabilities() -> None:
+    pov = chess.engine.PovScore
+    assert label_to_target(pov(chess.engine.Cp(0), chess.WHITE)) == 0.5
+    assert label_to_target(pov(chess.engine.Cp(400), chess.WHITE)) == pytest.approx(10 / 11)
+    assert label_to_target(pov(chess.engine.Cp(-400), chess.BLACK)) == pytest.approx(1 / 11)
+    assert label_to_target(pov(chess.engine.Mate(3), chess.WHITE)) == 1.0
+    assert label_to_target(pov(chess.engine.Mate(-2), chess.BLACK)) == 0.0
+
+
+def test_read_data_skips_positions_that_are_not_quiet(tmp_path: Path) -> None:
+    data = tmp_path / "data.epd"
+    data.write_text(TINY + "4k3/8/8/8/8/8/4r3/4K3 w - - 0 1 ; 0.1\n", encoding="utf-8")
+    samples, skipped = read_data(data)
+    assert (len(samples), skipped) == (8, 1)
+    features, target = samples[3]
+    assert target == 0.8
+    assert features["material.eg.P"] > 0  # white to move with the extra pawn
+
+
+def test_fit_writes_weights_that_load_and_play(brudno: list[str], tmp_path: Path) -> None:
+    data = tmp_path / "tiny.epd"
+    data.write_text(TINY, encoding="utf-8")
+    out = tmp_path / "weights.json"
+    done = subprocess.run(
+        [*brudno, "tune", "fit", str(data), "--out", str(out), "--iterations", "40"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    errors = {
+        key: float(line.rsplit(" ", 1)[1])
+        for line in done.stdout.splitlines()
+        for key in ("before", "after")
+        if line.startswith(f"error {key}")
+    }
+    assert errors["after"] < errors["before"]
+    assert "samples 8 (skipped 0 not quiet)" in done.stdout
+
+    shipped = json.loads(DEFAULT_WEIGHTS_PATH.read_text(encoding="utf-8"))
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert list(written)[: len(shipped)] == list(shipped)  # same table, same order
+    assert all(type(value) is int for value in written.values())
+    assert written != shipped
+
+    evaluator = LinearEvaluator.from_json(out)
+    game = ChessGame(chess.Board("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"), evaluator=evaluator)
+    assert game.evaluate() == evaluator.evaluate(game.features())  # fast path is exact
+    result = Searcher().search(game, Limits(depth=2))
+    assert result.best is not None
+    assert game.board.is_legal(chess.Move.from_uci(result.best))
+
+
+def test_fit_rejects_a_bad_line(brudno: list[str], tmp_path: Path) -> None:
+    data = tmp_path / "bad.epd"
+    data.write_text("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 ; 1.7\n", "utf-8")
+    done = subprocess.run(
+        [*brudno, "tune", "fit", str(data), "--out", str(tmp_path / "w.json")],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "bad.epd:1" in done.stderr and "outside [0, 1]" in done.stderr
+    assert not (tmp_path / "w.json").exists()
+
+
+def test_data_end_to_end_with_stockfish(brudno: list[str], tmp_path: Path) -> None:
+    """Six positions at depth 1 from the shared EPD openings, twice: same file both times."""
+    files = []
+    for name in ("first.epd", "second.epd"):
+        out = tmp_path / name
+        done = subprocess.run(
+            [
+                *brudno,
+                "tune",
+                "data",
+                "--out",
+                str(out),
+                "--positions",
+                "6",
+                "--depth",
+                "1",
+                "--games",
+                str(OPENINGS / "noob_3moves_every30th.epd"),
+            ],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "positions 6" in done.stdout
+        files.append(out.read_text(encoding="utf-8"))
+    # Identical except the --out path recorded in the header.
+    assert files[0].replace("first.epd", "second.epd") == files[1]
+    header = [line for line in files[0].splitlines() if line.startswith("#")]
+    assert any("Stockfish" in line and "depth 1" in line for line in header)
+    assert any("brudno tune data" in line and "--positions 6" in line for line in header)
+    samples, skipped = read_data(tmp_path / "first.epd")
+    assert (len(samples), skipped) == (6, 0)
+    assert all(0.0 <= target <= 1.0 for _, target in samples)
+
+
+def test_fit_reports_a_holdout_and_accepts_regularization(
+    brudno: list[str], tmp_path: Path
+) -> None:
+    data = tmp_path / "tiny.epd"
+    data.write_text(TINY, encoding="utf-8")
+    done = subprocess.run(
+        [
+            *brudno,
+            "tune",
+            "fit",
+            str(data),
+            "--out",
+            str(tmp_path / "w.json"),
+            "--iterations",
+            "20",
+            "--holdout",
+            "4",
+            "--l2",
+            "1e-8",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "samples 6 (skipped 0 not quiet)" in done.stdout  # 8 minus every 4th
+    assert "holdout 2 error before" in done.stdout
