@@ -43,7 +43,13 @@ from typing import TYPE_CHECKING, Any, Final
 from engine.eval import LinearEvaluator
 from engine.game import GameError, IllegalMoveError, InvalidPositionError
 from games import Variant, register
-from games.drop_fen import check_pocket, check_trailing_fields
+from games.drop_fen import (
+    board_text,
+    check_pocket,
+    check_trailing_fields,
+    parse_board,
+    split_placement,
+)
 
 if TYPE_CHECKING:
     from engine.control import SearchControl
@@ -673,27 +679,7 @@ def _reachable(first: int, second: int) -> bool:
 
 def _board_text(first: int, second: int) -> str:
     """The FEN board field: ranks 6..1, runs of empty cells as digits."""
-    ranks = []
-    for row in range(HEIGHT - 1, -1, -1):
-        text = ""
-        empty = 0
-        for col in range(WIDTH):
-            bit = _cell(col, row)
-            piece = "P" if first & bit else "p" if second & bit else ""
-            if piece:
-                if empty:
-                    text += str(empty)
-                    empty = 0
-                text += piece
-            else:
-                empty += 1
-        if empty:
-            text += str(empty)
-        ranks.append(text)
-    return "/".join(ranks)
-
-
-_PLACEMENT_RE: Final = re.compile(r"([^\[\]]*)\[([^\[\]]*)\]")
+    return board_text(first, second, WIDTH, HEIGHT, _cell)
 
 
 def _parse_fen(fen: str) -> tuple[int, int]:
@@ -711,39 +697,11 @@ def _parse_fen(fen: str) -> tuple[int, int]:
             f"string such as 4453 ({fen})"
         )
     placement, side_text, *rest = fields
-    match = _PLACEMENT_RE.fullmatch(placement)
-    if match is None:
-        raise InvalidPositionError(
-            f"expected the board and the pocket in brackets, e.g. 7/7/7/7/7/7[PP...pp] "
-            f"({placement})"
-        )
-    board_text, pocket = match.groups()
-    ranks = board_text.split("/")
-    if len(ranks) != HEIGHT:
-        raise InvalidPositionError(f"the board needs 6 ranks separated by '/' ({board_text})")
-    first = 0
-    second = 0
-    for row, rank_text in zip(range(HEIGHT - 1, -1, -1), ranks, strict=True):
-        col = 0
-        for char in rank_text:
-            if char in "1234567":
-                col += int(char)
-                continue
-            if char not in "Pp":
-                raise InvalidPositionError(
-                    f"unexpected {char!r} in rank {row + 1}: only P, p and 1-7 ({rank_text})"
-                )
-            if col < WIDTH:
-                if char == "P":
-                    first |= _cell(col, row)
-                else:
-                    second |= _cell(col, row)
-            col += 1
-        if col != WIDTH:
-            raise InvalidPositionError(f"rank {row + 1} is not 7 cells wide ({rank_text})")
+    board, pocket = split_placement(placement, "7/7/7/7/7/7[PP...pp]")
+    first, second = parse_board(board, WIDTH, HEIGHT, _cell, "cells")
     problem = _position_problem(first, second)
     if problem is not None:
-        raise InvalidPositionError(f"{problem} ({board_text})")
+        raise InvalidPositionError(f"{problem} ({board})")
     if side_text not in ("w", "b"):
         raise InvalidPositionError(f"side to move must be 'w' or 'b' ({side_text})")
     side = first.bit_count() - second.bit_count()

@@ -9,13 +9,80 @@ one rule set, kept here so both games word their complaints alike.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from engine.game import InvalidPositionError
 
 _COUNTER_RE: Final = re.compile(r"[0-9]+")
 _DEFAULTS: Final = ("-", "-", "0", "1")
+_PLACEMENT_RE: Final = re.compile(r"([^\[\]]*)\[([^\[\]]*)\]")
+
+Square = Callable[[int, int], int]
+"""A game's bit for (file, rank), both from 0: each game lays out its bitboard its own way."""
+
+
+def board_text(first: int, second: int, width: int, height: int, square: Square) -> str:
+    """The FEN board field: top rank first, ``P``/``p`` stones, runs of empties as digits."""
+    ranks = []
+    for rank in range(height - 1, -1, -1):
+        text = ""
+        empty = 0
+        for file in range(width):
+            bit = square(file, rank)
+            piece = "P" if first & bit else "p" if second & bit else ""
+            if piece:
+                if empty:
+                    text += str(empty)
+                    empty = 0
+                text += piece
+            else:
+                empty += 1
+        if empty:
+            text += str(empty)
+        ranks.append(text)
+    return "/".join(ranks)
+
+
+def split_placement(placement: str, example: str) -> tuple[str, str]:
+    """``<board>[<pocket>]`` into its two parts; ``example`` shows the expected shape."""
+    match = _PLACEMENT_RE.fullmatch(placement)
+    if match is None:
+        raise InvalidPositionError(
+            f"expected the board and the pocket in brackets, e.g. {example} ({placement})"
+        )
+    board, pocket = match.groups()
+    return board, pocket
+
+
+def parse_board(text: str, width: int, height: int, square: Square, unit: str) -> tuple[int, int]:
+    """Both players' bitboards from the FEN board field; ``unit`` names a square in errors
+    ("squares", "cells")."""
+    ranks = text.split("/")
+    if len(ranks) != height:
+        raise InvalidPositionError(f"the board needs {height} ranks separated by '/' ({text})")
+    first = 0
+    second = 0
+    digits = "123456789"[:width]
+    for rank, rank_text in zip(range(height - 1, -1, -1), ranks, strict=True):
+        file = 0
+        for char in rank_text:
+            if char in digits:
+                file += int(char)
+                continue
+            if char not in "Pp":
+                raise InvalidPositionError(
+                    f"unexpected {char!r} in rank {rank + 1}: only P, p and 1-{width} ({rank_text})"
+                )
+            if file < width:
+                if char == "P":
+                    first |= square(file, rank)
+                else:
+                    second |= square(file, rank)
+            file += 1
+        if file != width:
+            raise InvalidPositionError(f"rank {rank + 1} is not {width} {unit} wide ({rank_text})")
+    return first, second
 
 
 def check_pocket(pocket: str, first_hand: int, second_hand: int, unit: str) -> None:

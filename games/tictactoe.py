@@ -23,13 +23,18 @@ halfmove clock is always 0 because every move is a pawn drop).
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Final
 
 from engine.eval import LinearEvaluator
 from engine.game import GameError, IllegalMoveError, InvalidPositionError
 from games import Variant, register
-from games.drop_fen import check_pocket, check_trailing_fields
+from games.drop_fen import (
+    board_text,
+    check_pocket,
+    check_trailing_fields,
+    parse_board,
+    split_placement,
+)
 
 if TYPE_CHECKING:
     from engine.game import Game
@@ -412,29 +417,13 @@ _DEFAULT_EVALUATOR: Final = LinearEvaluator(DEFAULT_WEIGHTS)
 _COLOUR: Final = ("X", "O")
 
 
+def _square(file: int, rank: int) -> int:
+    return 1 << (rank * 3 + file)
+
+
 def _board_text(x: int, o: int) -> str:
     """The FEN board field (ranks 3..1, runs of empty squares as digits)."""
-    ranks = []
-    for rank in (2, 1, 0):
-        text = ""
-        empty = 0
-        for file in range(3):
-            sq = rank * 3 + file
-            piece = "P" if x >> sq & 1 else "p" if o >> sq & 1 else ""
-            if piece:
-                if empty:
-                    text += str(empty)
-                    empty = 0
-                text += piece
-            else:
-                empty += 1
-        if empty:
-            text += str(empty)
-        ranks.append(text)
-    return "/".join(ranks)
-
-
-_PLACEMENT_RE: Final = re.compile(r"([^\[\]]*)\[([^\[\]]*)\]")
+    return board_text(x, o, 3, 3, _square)
 
 
 def _parse_fen(fen: str) -> tuple[int, int]:
@@ -449,39 +438,11 @@ def _parse_fen(fen: str) -> tuple[int, int]:
     if not 2 <= len(fields) <= 6:
         raise InvalidPositionError(f"a tic-tac-toe FEN has 2 to 6 fields, e.g. {START_FEN} ({fen})")
     placement, side_text, *rest = fields
-    match = _PLACEMENT_RE.fullmatch(placement)
-    if match is None:
-        raise InvalidPositionError(
-            f"expected the board and the pocket in brackets, e.g. 3/3/3[PPPPPpppp] ({placement})"
-        )
-    board_text, pocket = match.groups()
-    ranks = board_text.split("/")
-    if len(ranks) != 3:
-        raise InvalidPositionError(f"the board needs 3 ranks separated by '/' ({board_text})")
-    x = 0
-    o = 0
-    for rank, rank_text in zip((2, 1, 0), ranks, strict=True):
-        file = 0
-        for char in rank_text:
-            if char in "123":
-                file += int(char)
-                continue
-            if char not in "Pp":
-                raise InvalidPositionError(
-                    f"unexpected {char!r} in rank {rank + 1}: only P, p and 1-3 ({rank_text})"
-                )
-            if file < 3:
-                bit = 1 << (rank * 3 + file)
-                if char == "P":
-                    x |= bit
-                else:
-                    o |= bit
-            file += 1
-        if file != 3:
-            raise InvalidPositionError(f"rank {rank + 1} is not 3 squares wide ({rank_text})")
+    board, pocket = split_placement(placement, "3/3/3[PPPPPpppp]")
+    x, o = parse_board(board, 3, 3, _square, "squares")
     problem = _position_problem(x, o)
     if problem is not None:
-        raise InvalidPositionError(f"{problem} ({board_text})")
+        raise InvalidPositionError(f"{problem} ({board})")
     if side_text not in ("w", "b"):
         raise InvalidPositionError(f"side to move must be 'w' or 'b' ({side_text})")
     side = x.bit_count() - o.bit_count()
