@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from engine.control import SearchControl
+from engine.eval import LinearEvaluator
 from engine.game import Game, InvalidPositionError
 from engine.info import InfoCallback, SearchResult
 from engine.limits import Limits
@@ -38,6 +39,27 @@ class ExactSolver(Protocol):
     ) -> SearchResult | None: ...
 
 
+class WeightedFromFen(Protocol):
+    """Build a position that evaluates with ``evaluator`` (the flag is UCI_Chess960)."""
+
+    def __call__(
+        self, fen: str, chess960: bool, /, *, evaluator: LinearEvaluator | None
+    ) -> Game[Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """A game whose whole evaluation is one :class:`LinearEvaluator` a user may replace
+    (the ``EvalFile`` option).
+
+    ``shipped`` is the default table: its feature names are the ones a replacement may use.
+    ``from_fen`` builds positions with another table; ``evaluator=None`` means the shipped one.
+    """
+
+    shipped: Callable[[], LinearEvaluator]
+    from_fen: WeightedFromFen
+
+
 @dataclass(frozen=True, slots=True)
 class Variant:
     name: str
@@ -47,10 +69,28 @@ class Variant:
     description: str = ""
     solve: ExactSolver | None = None
     """The game's exact solver, if it has one (see :class:`ExactSolver`)."""
+    weights: Weights | None = None
+    """Set when the evaluation is a replaceable weights table (see :class:`Weights`)."""
 
-    def new(self, fen: str | None = None, *, chess960: bool = False) -> Game[Any]:
-        """The start position, or the given FEN; raises InvalidPositionError."""
-        return self.from_fen(self.start_fen if fen is None else fen, chess960)
+    def new(
+        self,
+        fen: str | None = None,
+        *,
+        chess960: bool = False,
+        evaluator: LinearEvaluator | None = None,
+    ) -> Game[Any]:
+        """The start position, or the given FEN; raises InvalidPositionError.
+
+        ``evaluator`` replaces the game's shipped weights; only a game with :attr:`weights`
+        takes one (``ValueError`` otherwise: silently evaluating with the shipped table
+        instead would make a comparison of two tables meaningless).
+        """
+        text = self.start_fen if fen is None else fen
+        if evaluator is None:
+            return self.from_fen(text, chess960)
+        if self.weights is None:
+            raise ValueError(f"{self.name} has no weights table to replace")
+        return self.weights.from_fen(text, chess960, evaluator=evaluator)
 
 
 GAMES: dict[str, Variant] = {}

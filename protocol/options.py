@@ -11,17 +11,25 @@ combo value ``TicTacToe`` is stored as the declared ``tictactoe``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import math
+import os
+import stat
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from engine.classic import UCI_ALGORITHMS
+from engine.eval import LinearEvaluator
 from protocol.commands import parse_int, show
 from protocol.errors import OptionError, UnknownOptionError
 
 __all__ = [
+    "EVAL_FILE_SHIPPED",
     "Button",
     "Check",
     "Combo",
+    "LoadedWeights",
     "OptionError",
     "OptionSpec",
     "Options",
@@ -29,10 +37,27 @@ __all__ = [
     "String",
     "UnknownOptionError",
     "default_specs",
+    "is_default_eval_file",
+    "load_weights",
 ]
 
 EMPTY_STRING = "<empty>"
 """How UCI spells the empty string as an option value (both in ``option`` and ``setoption``)."""
+
+EVAL_FILE_SHIPPED = "<default>"
+"""Accepted as an ``EvalFile`` value meaning the shipped weights, like the empty default.
+
+Only accepted, never declared as the default: python-chess splits an ``option`` line at the
+word ``default`` wherever it stands alone, ``<default>`` included, and would misread it."""
+
+WEIGHT_LIMIT = 10_000
+"""Largest weight magnitude ``EvalFile`` accepts, in centipawns.  Scores from ±29,488 up are
+mate scores, so a table whose terms reach such sizes would be read as mates; a weight of a
+hundred pawns is a unit mistake (pawns scaled twice), not an experiment."""
+
+MAX_EVAL_FILE_BYTES = 1 << 20
+"""Larger ``EvalFile``s are refused unread (the chess table is about 17 KB): the file is read
+on the session's event loop, which a server shares among its clients."""
 
 
 def _check_name(name: str) -> None:
@@ -121,6 +146,10 @@ def default_specs(variants: Sequence[str]) -> tuple[OptionSpec, ...]:
     ``Threads`` is declared (GUIs expect it) but fixed at 1: the search is single-threaded.
     ``Algorithm`` picks the searcher: ``pvs`` is the production search, the other values are
     the classic algorithms of :mod:`engine.classic` (for matching them against each other).
+    ``EvalFile`` names a JSON weights table replacing the game's shipped one (so a match can
+    compare two tables with one installation); :func:`load_weights` says what it accepts, and
+    the empty default (or ``<default>``) means the shipped weights.  Only games whose
+    evaluation is such a table (chess) take one; the session refuses it for the others.
     The variant default is ``chess`` when it is offered, else the first variant given.
     """
     if not variants:
@@ -139,6 +168,7 @@ def default_specs(variants: Sequence[str]) -> tuple[OptionSpec, ...]:
         Check("UCI_AnalyseMode", False),
         String("UCI_Opponent", ""),
         Combo("Algorithm", "pvs", ("pvs", *UCI_ALGORITHMS)),
+        String("EvalFile", ""),
     )
 
 
@@ -263,3 +293,140 @@ def _convert(spec: Spin | Check | Combo | String, value: str | None) -> int | bo
         f"{spec.name}: {show(value)} is not one of {', '.join(spec.choices)}",
         option=spec.name, value=value,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedWeights:
+    """A weights table read by :func:`load_weights`, with what was done to fit it."""
+
+    evaluator: LinearEvaluator
+    from_file: int
+    """Weights the file gave."""
+    kept: tuple[str, ...]
+    """Features the file left out, which keep their shipped weight."""
+    rounded: int
+    """Fractional weights rounded to whole centipawns."""
+
+    def summary(self, path: str) -> str:
+        """One line for the client confirming what is now in use."""
+        text = f"EvalFile: {_count(self.from_file, 'weight')} from {path}"
+        if self.kept:
+            text += f", {_count(len(self.kept), 'missing feature')} at the shipped weight"
+        if self.rounded:
+            text += f", {_count(self.rounded, 'fractional weight')} rounded"
+        return text
+
+
+def is_default_eval_file(value: str) -> bool:
+    """True for the ``EvalFile`` values that mean the shipped weights."""
+    text = value.strip()
+    return text in ("", EMPTY_STRING) or text.casefold() == EVAL_FILE_SHIPPED
+
+
+def load_weights(path: Path, shipped: Mapping[str, float], *, game: str) -> LoadedWeights:
+    """Read and check an ``EvalFile``: a flat JSON object ``{"feature": weight}``.
+
+    This is the format ``brudno tune fit --out`` writes and
+    :meth:`~engine.eval.LinearEvaluator.from_json` reads.  Refused, with an
+    :class:`OptionError` naming the file and the problem: an unreadable file, text that is
+    not JSON or not an object, feature names ``shipped`` does not have (a typo would
+    otherwise weigh nothing, silently), weights that are not finite numbers or exceed
+    ±:data:`WEIGHT_LIMIT`.  Accepted and adjusted:
+
+    * a feature the file leaves out keeps its shipped weight, so a file may change just the
+      terms of an experiment (``{"material.mg.N": 400}``); the summary counts them;
+    * a fractional weight is rounded to whole centipawns, as the tuner writes them: the chess
+      adapter's fast evaluation needs integer weights and falls back to a several times slower
+      route otherwise, which would handicap the very engine a match is measuring.
+    """
+    where = str(path)
+    text = _read_text(path, where)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _eval_file_error(
+            f"{where} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", where
+        ) from None
+    except (ValueError, RecursionError) as exc:  # an integer of thousands of digits, nesting
+        raise _eval_file_error(f"{where} is not usable JSON: {exc}", where) from None
+    if not isinstance(data, dict):
+        raise _eval_file_error(
+            f"{where} holds a JSON {type(data).__name__}, not an object of feature weights",
+            where,
+        )
+    unknown = [show(name) for name in data if name not in shipped]
+    if unknown:
+        raise _eval_file_error(f"{where}: unknown {game} features {_some(unknown)}", where)
+    bad = [
+        f"{show(name)}: {_clip(json.dumps(value))}"
+        for name, value in data.items()
+        if not _is_number(value)
+    ]
+    if bad:
+        raise _eval_file_error(f"{where}: weights that are not numbers: {_some(bad)}", where)
+    too_big = [
+        f"{show(name)}: {value}" for name, value in data.items() if abs(value) > WEIGHT_LIMIT
+    ]
+    if too_big:
+        raise _eval_file_error(
+            f"{where}: weights beyond ±{WEIGHT_LIMIT} centipawns: {_some(too_big)}", where
+        )
+    weights: dict[str, float] = dict(shipped)
+    rounded = 0
+    for name, value in data.items():
+        whole = round(value)
+        rounded += whole != value
+        weights[name] = whole
+    kept = tuple(name for name in shipped if name not in data)
+    return LoadedWeights(LinearEvaluator(weights), len(data), kept, rounded)
+
+
+def _read_text(path: Path, where: str) -> str:
+    """The file's text, refusing (without blocking) anything but a modest regular file: a
+    FIFO would block the event loop on open, ``/dev/zero`` would fill the memory."""
+
+    def nonblocking(name: str, flags: int) -> int:
+        return os.open(name, flags | getattr(os, "O_NONBLOCK", 0))
+
+    try:
+        with open(path, "rb", opener=nonblocking) as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise _eval_file_error(f"{where} is not a regular file", where)
+            data = handle.read(MAX_EVAL_FILE_BYTES + 1)
+    except OSError as exc:
+        raise _eval_file_error(f"cannot read {where}: {exc.strerror or exc}", where) from None
+    if len(data) > MAX_EVAL_FILE_BYTES:
+        raise _eval_file_error(
+            f"{where} is larger than {MAX_EVAL_FILE_BYTES} bytes: not a weights table", where
+        )
+    try:
+        return data.decode("utf-8-sig")  # a BOM, as some editors write, is harmless
+    except UnicodeDecodeError:
+        raise _eval_file_error(f"{where} is not UTF-8 text", where) from None
+
+
+def _is_number(value: object) -> bool:
+    """A JSON number usable as a weight (JSON ``true`` is a Python int; ``NaN`` parses)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+
+
+def _eval_file_error(what: str, value: str) -> OptionError:
+    return OptionError(f"EvalFile: {what}", option="EvalFile", value=value)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _some(items: Sequence[str], limit: int = 5) -> str:
+    """The first few of a possibly long list (a wrong file can have hundreds of bad names)."""
+    shown = ", ".join(items[:limit])
+    if len(items) > limit:
+        shown += f" and {len(items) - limit} more"
+    return shown

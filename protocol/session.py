@@ -20,12 +20,13 @@ import asyncio
 import enum
 import logging
 from collections.abc import Callable, Coroutine, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from importlib import metadata
+from pathlib import Path
 from typing import Any, Protocol
 
 from engine.control import SearchControl
-from engine.eval import format_explanation
+from engine.eval import LinearEvaluator, format_explanation
 from engine.game import Game, GameError, IllegalMoveError
 from engine.info import SearchInfo, SearchResult
 from engine.limits import Limits
@@ -41,7 +42,14 @@ from protocol.formatting import (
     info_string,
     option_line,
 )
-from protocol.options import Button, OptionError, Options, default_specs
+from protocol.options import (
+    Button,
+    OptionError,
+    Options,
+    default_specs,
+    is_default_eval_file,
+    load_weights,
+)
 from protocol.runner import SearchRunner, ThreadRunner
 
 log = logging.getLogger(__name__)
@@ -76,6 +84,16 @@ class LineSink(Protocol):
     def send(self, line: str, *, droppable: bool = False) -> None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class _EvalFile:
+    """A table loaded through ``EvalFile``, for the game whose features it was checked
+    against, and the file's name as the client gave it (for ``eval``)."""
+
+    game: str
+    path: str
+    evaluator: LinearEvaluator
+
+
 class EngineSession:
     def __init__(
         self,
@@ -92,6 +110,8 @@ class EngineSession:
         self._options = Options(default_specs(list(GAMES)))
         self._runner = runner_factory(self._options.get_int("Hash"))
         self._variant: Variant = get_variant(self._options.get_str("UCI_Variant"))
+        self._weights: _EvalFile | None = None
+        """``EvalFile``'s table; ``None`` while the shipped weights are in use."""
         self._start_fen: str | None = None
         self._moves: tuple[str, ...] = ()
         self._game: Game[Any] = self._variant.new()
@@ -216,6 +236,9 @@ class EngineSession:
             if spec.name == "Clear Hash":
                 await self._runner.clear()
             return
+        if spec.name == "EvalFile" and isinstance(before, str):
+            await self._set_eval_file(before, shown)  # reread even if the name is the same
+            return
         after = self._options[spec.name]
         if after == before:
             return
@@ -231,26 +254,87 @@ class EngineSession:
             self._on_game_options_changed(spec.name)
 
     def _on_game_options_changed(self, name: str) -> None:
-        """A new variant starts from its start position; a Chess960 toggle rebuilds the
-        current position under the new castling convention (or starts over if it cannot)."""
+        """A new variant starts from its start position; a Chess960 toggle (or new
+        ``EvalFile`` weights) rebuilds the current position under the new convention (or
+        starts over if it cannot)."""
         if name == "UCI_Variant":
             self._variant = get_variant(self._options.get_str("UCI_Variant"))
             self._start_fen, self._moves = None, ()
-            self._game = self._variant.new(chess960=self._chess960)
+            self._game = self._new_game()
             return
         try:
             self._game = self._build(self._start_fen, self._moves)
         except GameError as exc:
             self._say(f"position reset to the start position: {exc}")
             self._start_fen, self._moves = None, ()
-            self._game = self._variant.new(chess960=self._chess960)
+            self._game = self._new_game()
+
+    async def _set_eval_file(self, before: str, shown: str) -> None:
+        """Load the table ``EvalFile`` now names, or go back to the shipped one.
+
+        The file is read and checked here, not at the next ``go``: a bad file is reported
+        against the ``setoption`` that named it and the old value and weights stay.  Good
+        weights rebuild the position (``eval`` and the next search use them) and empty the
+        hash table, whose scores were computed with the old weights.  The table belongs to
+        the game it was checked against: under another variant it is inert, and a variant
+        without a weights table refuses a file outright.
+        """
+        value = self._options.get_str("EvalFile")
+        loaded: _EvalFile | None = None
+        if is_default_eval_file(value):
+            self._options.set("EvalFile", "")  # one spelling for "shipped", the default
+        else:
+            variant = self._variant
+            try:
+                if variant.weights is None:
+                    raise OptionError(
+                        f"EvalFile: {variant.name} has no weights table to replace "
+                        f"(only {', '.join(n for n, v in GAMES.items() if v.weights)} has)",
+                        option="EvalFile",
+                        value=value,
+                    )
+                path = value.strip()
+                table = load_weights(
+                    Path(path).expanduser(), variant.weights.shipped().weights, game=variant.name
+                )
+            except OptionError as exc:
+                self._options.set("EvalFile", before)
+                self._error(str(exc), shown)
+                return
+            loaded = _EvalFile(variant.name, path, table.evaluator)
+            self._say(table.summary(path))
+        old, self._weights = self._weights, loaded
+        if old is None and loaded is None:
+            return  # the shipped weights again
+        if (
+            old is not None
+            and loaded is not None
+            and (old.game, old.evaluator.weights) == (loaded.game, loaded.evaluator.weights)
+        ):
+            # The same table again: keep the evaluator the positions (and their precomputed
+            # tables and caches) already share, and the hash table.
+            self._weights = replace(loaded, evaluator=old.evaluator)
+            return
+        self._on_game_options_changed("EvalFile")
+        await self._runner.clear()
+
+    @property
+    def _evaluator(self) -> LinearEvaluator | None:
+        """The weights positions of the current variant are built with (``None``: shipped)."""
+        loaded = self._weights
+        if loaded is None or loaded.game != self._variant.name:
+            return None
+        return loaded.evaluator
 
     @property
     def _chess960(self) -> bool:
         return self._options.get_bool("UCI_Chess960")
 
+    def _new_game(self, fen: str | None = None) -> Game[Any]:
+        return self._variant.new(fen, chess960=self._chess960, evaluator=self._evaluator)
+
     def _build(self, fen: str | None, moves: Iterable[str]) -> Game[Any]:
-        game = self._variant.new(fen, chess960=self._chess960)
+        game = self._new_game(fen)
         for text in moves:
             try:
                 move = game.parse_move(text)
@@ -272,6 +356,10 @@ class EngineSession:
 
     def _eval(self) -> None:
         game = self._game
+        if self._variant.weights is not None:
+            loaded = self._weights
+            in_use = loaded is not None and loaded.game == self._variant.name
+            self._send(f"Weights: {loaded.path if loaded is not None and in_use else 'shipped'}")
         features = game.features()
         total = game.evaluate()
         for text in format_explanation(game.evaluator.explain(features), total):

@@ -14,7 +14,7 @@ from typing import Final
 
 import chess
 
-from games import Variant, register
+from games import Variant, Weights, register
 from games.chess_game.adapter import (
     DEFAULT_WEIGHTS_PATH,
     ChessGame,
@@ -35,5 +35,11 @@ __all__ = [
 ]
 
 CHESS: Final = register(
-    Variant("chess", chess.STARTING_FEN, from_fen, "Standard chess (python-chess adapter)")
+    Variant(
+        "chess",
+        chess.STARTING_FEN,
+        from_fen,
+        "Standard chess (python-chess adapter)",
+        weights=Weights(default_evaluator, from_fen),
+    )
 )

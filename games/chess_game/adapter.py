@@ -562,8 +562,11 @@ class ChessGame:
         return f"ChessGame({self.fen()!r}, chess960={self.chess960})"
 
 
-def from_fen(fen: str, chess960: bool = False) -> ChessGame:
-    """The registry's constructor: X-FEN or Shredder-FEN castling when ``chess960``.
+def from_fen(
+    fen: str, chess960: bool = False, *, evaluator: LinearEvaluator | None = None
+) -> ChessGame:
+    """The registry's constructor: X-FEN or Shredder-FEN castling when ``chess960``;
+    ``evaluator`` replaces the shipped weights (``None``: the shipped ones).
 
     Raises InvalidPositionError for a FEN that does not parse and for an illegal position
     (python-chess's ``status()`` flags, named)."""
@@ -574,16 +577,30 @@ def from_fen(fen: str, chess960: bool = False) -> ChessGame:
     status = board.status()
     if status != chess.STATUS_VALID:
         raise InvalidPositionError(f"illegal position: {describe_status(status)} ({fen})")
-    return ChessGame(board, chess960=chess960)
+    return ChessGame(board, chess960=chess960, evaluator=evaluator)
 
 
 if TYPE_CHECKING:
     _contract_check: Game[chess.Move] = ChessGame(chess.Board())
 
 
+_last_unpickled: LinearEvaluator | None = None
+
+
 def _unpickle(
     fen: str, moves: tuple[str, ...], chess960: bool, evaluator: LinearEvaluator | None
 ) -> ChessGame:
+    """Rebuild a pickled game.  A caller's evaluator arrives as a fresh copy with every game
+    (a search worker gets one per ``go``); equal weights are folded into the copy seen last,
+    so that :func:`_tables_for` keeps serving the same tables and their caches across
+    searches instead of starting cold each move."""
+    global _last_unpickled
+    if evaluator is not None:
+        last = _last_unpickled
+        if last is not None and last.weights == evaluator.weights:
+            evaluator = last
+        else:
+            _last_unpickled = evaluator
     board = chess.Board(fen, chess960=chess960)
     for text in moves:
         board.push(chess.Move.from_uci(text))

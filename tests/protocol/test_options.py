@@ -43,6 +43,7 @@ def test_default_specs_declare_the_documented_options() -> None:
         Check("UCI_AnalyseMode", False),
         String("UCI_Opponent", ""),
         Combo("Algorithm", "pvs", ("pvs", *UCI_ALGORITHMS)),
+        String("EvalFile", ""),
     )
 
 
@@ -69,6 +70,7 @@ def test_defaults_are_the_initial_values(options: Options) -> None:
         "UCI_AnalyseMode": False,
         "UCI_Opponent": "",
         "Algorithm": "pvs",
+        "EvalFile": "",
     }
 
 
