@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from engine.eval import LinearEvaluator
 
 MoveT = TypeVar("MoveT", bound=Hashable)
+MoveT_contra = TypeVar("MoveT_contra", bound=Hashable, contravariant=True)
 
 
 class GameError(ValueError):
@@ -155,4 +156,33 @@ class Game(Protocol[MoveT]):
     def copy(self) -> Game[MoveT]:
         """An independent copy with the same position and history (the search runs on a copy,
         so the session's position is never touched by a running search)."""
+        ...
+
+
+@runtime_checkable
+class StaticExchange(Protocol[MoveT_contra]):
+    """Optional: a game with captures tells whether a noisy move wins material.
+
+    The search asks it to skip captures that lose material or cannot lift the score to alpha
+    in quiescence, and losing captures near the horizon.  A game without it (tic-tac-toe,
+    Connect Four: nothing is ever taken back) keeps every noisy move.
+    """
+
+    def see_ge(self, move: MoveT_contra, threshold: int) -> bool:
+        """Whether ``move`` gains at least ``threshold`` (evaluation units) once the best
+        sequence of recaptures on its target square has been played out."""
+        ...
+
+
+@runtime_checkable
+class CheckTest(Protocol[MoveT_contra]):
+    """Optional: a game with checks tells, without playing it, whether a move gives check.
+
+    Pruning near the horizon spares checking moves; without this test the search has to play
+    each candidate and ask :meth:`Game.in_check`, which costs about as much as the leaf it
+    wants to skip.
+    """
+
+    def gives_check(self, move: MoveT_contra) -> bool:
+        """Whether the legal ``move`` leaves the opponent in check."""
         ...

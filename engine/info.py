@@ -72,3 +72,7 @@ class SearchResult:
     time_ms: int
     pv: tuple[str, ...] = ()
     lines: tuple[SearchInfo, ...] = field(default_factory=tuple)
+    cutoffs: int = 0
+    """Beta cut-offs below the root, and how many of them came from the first move tried:
+    the share measures move ordering (a well-ordered search cuts on the first move > 90 %)."""
+    first_cutoffs: int = 0

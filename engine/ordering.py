@@ -7,7 +7,10 @@ move never needs the rest of its move list.  So moves are produced in stages:
    keys, so its move is trusted to be legal here; see :mod:`engine.tt`);
 2. the noisy moves (captures, promotions), in the game's own order (MVV-LVA for chess);
 3. the killer moves of this ply that are legal here (quiet moves that cut off in a sibling);
-4. the remaining quiet moves, by history score, highest first.
+4. the remaining quiet moves, by history score, highest first;
+5. when the caller passes an exchange test (:class:`~engine.game.StaticExchange`), the noisy
+   moves that lose material: a queen taking a defended pawn refutes less often than a
+   killer, and trying it second costs a whole subtree.
 
 Quiet moves are generated only when the consumer asks for a move past stage 2, so a cut-off on
 the TT move or a capture never pays for quiet move generation.  Each move is yielded with its
@@ -18,7 +21,7 @@ without asking the game again.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
 from engine.game import Game
@@ -28,6 +31,8 @@ STAGE_TT = 0
 STAGE_NOISY = 1
 STAGE_KILLER = 2
 STAGE_QUIET = 3
+STAGE_LOSING = 4
+"""Noisy moves that lose material by static exchange, after the quiet moves."""
 
 History = Counter[Hashable]
 """History scores by move: a ``Counter`` so unknown moves score 0 without being inserted."""
@@ -39,23 +44,32 @@ def staged_moves(
     killer1: Hashable | None,
     killer2: Hashable | None,
     history: History,
+    *,
+    exchange: Callable[[Any, int], bool] | None = None,
 ) -> Iterator[tuple[Any, int]]:
     """Yield ``(move, stage)`` for every legal move of ``game`` exactly once, best guess first.
 
-    The game must not be changed between steps except by balanced push/pop pairs.
+    ``exchange(move, 0)`` (a game's ``see_ge``), when given, sends losing noisy moves to the
+    last stage.  The game must not be changed between steps except by balanced push/pop pairs.
     """
     tt_noisy = False
     if tt_move is not None:
         yield tt_move, STAGE_TT
     noisy = game.noisy_moves()
+    losing: list[Any] = []
     if noisy:
         if tt_move is not None and tt_move in noisy:
             noisy.remove(tt_move)
             tt_noisy = True
         for move in noisy:
-            yield move, STAGE_NOISY
+            if exchange is not None and not exchange(move, 0):
+                losing.append(move)
+            else:
+                yield move, STAGE_NOISY
     quiets = game.quiet_moves()
     if not quiets:
+        for move in losing:
+            yield move, STAGE_LOSING
         return
     if tt_move is not None and not tt_noisy and tt_move in quiets:
         quiets.remove(tt_move)
@@ -69,6 +83,8 @@ def staged_moves(
         quiets.sort(key=history.__getitem__, reverse=True)
     for move in quiets:
         yield move, STAGE_QUIET
+    for move in losing:
+        yield move, STAGE_LOSING
 
 
 def ordered_moves(

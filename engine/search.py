@@ -49,6 +49,7 @@ from engine.info import Bound, InfoCallback, SearchInfo, SearchResult, ignore_in
 from engine.limits import Limits
 from engine.ordering import (
     STAGE_KILLER,
+    STAGE_LOSING,
     STAGE_QUIET,
     STAGE_TT,
     History,
@@ -76,6 +77,14 @@ _ASP_GIVE_UP = 1000
 _RFP_DEPTH = 3
 _RFP_MARGIN = 120
 _FUT_MARGINS = (0, 150, 300)
+_LMP_COUNTS = (0, 5, 8, 13)
+"""Late-move pruning: at a non-PV node of depth d (index), quiet moves past this many tried
+moves are not searched at all (they are the history's worst guesses)."""
+_DELTA_MARGIN = 200
+"""Quiescence skips a capture unless its exchange could lift stand-pat to within this of alpha."""
+_SEE_CAPTURE_MARGIN = 100
+"""Where late-move pruning applies, a capture losing more than this per ply of depth is not
+searched either."""
 _NULL_MIN_DEPTH = 3
 _IIR_DEPTH = 4
 _LMR_MIN_DEPTH = 3
@@ -93,6 +102,24 @@ _LMR = tuple(
 """Late-move reduction by (depth, moves already searched), conservative."""
 
 _NO_PV: tuple[Any, ...] = ()
+
+
+def _keeps_material(_move: Any, _threshold: int) -> bool:
+    """The stand-in exchange test of a game without :class:`~engine.game.StaticExchange`."""
+    return True
+
+
+def _check_by_playing(game: Game[Any]) -> Callable[[Any], bool]:
+    """``gives_check`` for a game without :class:`~engine.game.CheckTest`: play and look."""
+    push, pop, in_check = game.push, game.pop, game.in_check
+
+    def gives_check(move: Any) -> bool:
+        push(move)
+        check = in_check()
+        pop()
+        return check
+
+    return gives_check
 
 
 class _Abort(Exception):  # noqa: N818 - a control-flow signal, not an error
@@ -119,6 +146,9 @@ class SearchConfig:
     quiescence: bool = True
     tt_cutoffs: bool = True
     aspiration: bool = True
+    exchange_pruning: bool = True
+    """Skip losing or hopeless captures (games that implement
+    :class:`~engine.game.StaticExchange`)."""
 
 
 @dataclass(slots=True)
@@ -232,6 +262,8 @@ class Searcher:
         nodes = 0
         events = 0
         seldepth = 0
+        cutoffs = 0
+        first_cutoffs = 0
         completed_depth = 0
         ext_limit = 2
         poll_every = _POLL_MIN
@@ -291,6 +323,15 @@ class Searcher:
         use_null = cfg.null_move and not proof
         use_lmr = cfg.lmr and not proof
         use_fut = cfg.futility and not proof
+        exchange = getattr(game, "see_ge", None)
+        use_see = exchange is not None and cfg.exchange_pruning and not proof
+        see_ge: Callable[[Any, int], bool] = exchange if exchange and use_see else _keeps_material
+        lmp_counts = _LMP_COUNTS if use_fut else ()
+        check_test = getattr(game, "gives_check", None)
+        gives_check: Callable[[Any], bool] = (
+            check_test if check_test is not None else _check_by_playing(game)
+        )
+        exchange_order = see_ge if use_see else None
         lmr_table = _LMR
         fut_margins = _FUT_MARGINS
 
@@ -350,7 +391,14 @@ class Searcher:
                     alpha = best
                 moves = noisy_moves()
             best_move = None
+            # Captures that lose material, or win too little to reach alpha, are skipped.
+            stand_pat = best if use_see and not in_check else None
             for move in moves:
+                if stand_pat is not None:
+                    need = alpha - stand_pat - _DELTA_MARGIN + 1
+                    if not see_ge(move, need if need > 0 else 0):
+                        events += 1
+                        continue
                 push(move)
                 s = -qsearch(-beta, -alpha, ply + 1, in_check_fn())
                 pop()
@@ -389,7 +437,7 @@ class Searcher:
             in_check: bool,
         ) -> int:
             """Fail-soft PVS node; ``in_check`` is computed by the parent after its push."""
-            nonlocal nodes, events, seldepth
+            nonlocal nodes, events, seldepth, cutoffs, first_cutoffs
             # Step N1. Count the node, poll, reset this ply's PV.
             nodes += 1
             if nodes >= next_poll:
@@ -496,20 +544,25 @@ class Searcher:
             kl = killers[ply]
             hist = hist_tables[root_side ^ (ply & 1)]
             new_depth = depth - 1
-            for move, stage in staged_moves(game, tt_move, kl[0], kl[1], hist):
+            shallow = not pv_node and not in_check and depth < len(lmp_counts)
+            for move, stage in staged_moves(
+                game, tt_move, kl[0], kl[1], hist, exchange=exchange_order
+            ):
                 legal += 1
-                push(move)
-                check = in_check_fn()
-                if (
-                    futile
-                    and searched
-                    and stage == STAGE_QUIET
-                    and not check
-                    and best > -MATE_BOUND
-                ):
-                    pop()
+                prunable = False
+                if shallow and searched and best > -MATE_BOUND:
+                    # Step N7a. Futility and late-move pruning of quiet moves, and losing
+                    # captures near the horizon; a move that gives check is searched anyway
+                    # (a quiet mate must not hide behind the move count).
+                    if stage == STAGE_QUIET:
+                        prunable = futile or legal > lmp_counts[depth]
+                    elif stage == STAGE_LOSING:
+                        prunable = not see_ge(move, -_SEE_CAPTURE_MARGIN * depth)
+                if prunable and not gives_check(move):
                     events += 1
                     continue
+                push(move)
+                check = in_check_fn()
                 if not searched:
                     s = -negamax(new_depth, -beta, -alpha, ply + 1, pv_node, True, check)
                 else:
@@ -545,8 +598,13 @@ class Searcher:
                             # best mate possible, and that mate's line is the PV.
                             pv_lines[ply] = (move, *pv_lines[ply + 1])
                         if s >= beta:
+                            cutoffs += 1
+                            if searched == 1:
+                                first_cutoffs += 1
                             # Step N8. Cut-off: remember quiet moves that refute.
-                            if stage >= STAGE_KILLER or (stage == STAGE_TT and not is_noisy(move)):
+                            if STAGE_KILLER <= stage <= STAGE_QUIET or (
+                                stage == STAGE_TT and not is_noisy(move)
+                            ):
                                 if kl[0] != move:
                                     kl[1] = kl[0]
                                     kl[0] = move
@@ -559,7 +617,7 @@ class Searcher:
                                         hist[q] = h - bonus - h * bonus // _HIST_MAX
                             break
                         alpha = s
-                if stage >= STAGE_KILLER:
+                if STAGE_KILLER <= stage <= STAGE_QUIET:
                     if tried is None:
                         tried = [move]
                     else:
@@ -746,7 +804,9 @@ class Searcher:
         if not final:
             move = root_moves[0]
             text = game.format_move(move)
-            return SearchResult(text, None, None, 0, nodes, ms, (text,))
+            return SearchResult(
+                text, None, None, 0, nodes, ms, (text,), (), cutoffs, first_cutoffs
+            )
         best_line = final[0]
         pv_text = _format_line(game, best_line.moves)
         ponder = pv_text[1] if len(pv_text) > 1 else self._ponder_from_tt(game, best_line.moves[0])
@@ -759,6 +819,8 @@ class Searcher:
             time_ms=ms,
             pv=pv_text,
             lines=tuple(infos),
+            cutoffs=cutoffs,
+            first_cutoffs=first_cutoffs,
         )
 
     # -- helpers -------------------------------------------------------------------------------

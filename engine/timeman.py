@@ -13,10 +13,18 @@ search start, or the ``ponderhit``):
 The rules, for the side's remaining time ``t``, increment ``inc`` and overhead ``o``:
 
 * ``movetime m``: soft = hard = ``m - o`` (at least :data:`MIN_MS`);
-* with ``movestogo n``: soft = ``t / (n + 1) + 3/4·inc``, hard up to ``t·min(0.9, 2/(n+1))``
-  (but at least 0.4·t, and at most 5·soft);
-* otherwise (sudden death or increment): soft = ``t / h + 3/4·inc`` with a horizon ``h`` of 30
-  moves early in the game, 25 later; hard = ``min(5·soft, 0.4·t + 3/4·inc)``.
+* otherwise the clock is planned over a horizon of ``h`` moves (``movestogo`` if given, at
+  most 50; else 30 moves early in the game, 25 later) with Stockfish's reserve: the usable
+  time is ``u = t + inc·(h - 1) - o·(h + 2)``, the clock plus the increments still to come
+  minus one overhead for every move of the horizon and two more.  soft = ``u / h`` (``u /
+  (n + 1)`` with ``movestogo n``, so the last move before the control is not starved);
+* hard = ``min(5·soft, s·t + 3/4·inc)`` with a share ``s`` of 0.4 (with ``movestogo n``:
+  ``min(0.9, max(0.4, 2/(n + 1)))``).
+
+The reserve is what keeps a fast game from being lost on time: as the clock falls toward
+``o·(h + 2) - inc·(h - 1)`` the plan shrinks to nothing and the engine answers at once,
+living on the increment, instead of spending a fixed share of a clock that can no longer
+absorb a late reply (a garbage collection, a busy core, a slow pipe).
 
 Then ``hard <= t - o`` always holds, except that neither number drops below :data:`MIN_MS`
 (a zero or negative clock still gets a move, as fast as the search can produce one), and
@@ -35,6 +43,7 @@ MIN_MS = 2.0
 _EARLY_PLIES = 40
 _EARLY_HORIZON = 30
 _LATE_HORIZON = 25
+_MAX_HORIZON = 50
 _HARD_FACTOR = 5.0
 _HARD_SHARE = 0.4
 _INC_SHARE = 0.75
@@ -74,13 +83,16 @@ def _clock_budget(
 ) -> TimeBudget:
     t = float(max(0, remaining))
     if movestogo is not None and movestogo > 0:
-        soft = t / (movestogo + 1) + _INC_SHARE * inc
+        horizon = min(movestogo, _MAX_HORIZON)
+        moves_left = horizon + 1
         share = max(_HARD_SHARE, min(0.9, 2.0 / (movestogo + 1)))
-        hard = min(_HARD_FACTOR * soft, share * t + _INC_SHARE * inc)
     else:
         horizon = _EARLY_HORIZON if ply < _EARLY_PLIES else _LATE_HORIZON
-        soft = t / horizon + _INC_SHARE * inc
-        hard = min(_HARD_FACTOR * soft, _HARD_SHARE * t + _INC_SHARE * inc)
+        moves_left = horizon
+        share = _HARD_SHARE
+    usable = max(0.0, t + inc * (horizon - 1) - overhead * (horizon + 2))
+    soft = usable / moves_left
+    hard = min(_HARD_FACTOR * soft, share * t + _INC_SHARE * inc)
     hard = max(MIN_MS, min(hard, t - overhead))
     soft = max(MIN_MS, min(soft, hard))
     return TimeBudget(soft, hard)

@@ -48,6 +48,8 @@ class BenchLine:
     nodes: int
     time_ms: int
     best: str | None
+    cutoffs: int = 0
+    first_cutoffs: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +67,12 @@ class BenchResult:
         return sum(p.time_ms for p in self.positions)
 
     @property
+    def first_move_cutoff_rate(self) -> float:
+        """Share of beta cut-offs made by the first move tried (move-ordering quality)."""
+        cutoffs = sum(p.cutoffs for p in self.positions)
+        return sum(p.first_cutoffs for p in self.positions) / cutoffs if cutoffs else 0.0
+
+    @property
     def nps(self) -> int:
         return self.nodes * 1000 // max(1, self.time_ms)
 
@@ -77,6 +85,7 @@ class BenchResult:
         ]
         out += [
             "===========================",
+            f"Fail-high on first move: {100 * self.first_move_cutoff_rate:.1f}%",
             f"Total time (ms) : {self.time_ms}",
             f"Nodes searched: {self.nodes}",
             f"Nodes/second: {self.nps}",
@@ -101,5 +110,15 @@ def run_bench(variant: str = "chess", depth: int | None = None, hash_mb: int = 1
         started = time.perf_counter()
         result = searcher.search(spec.new(fen), Limits(depth=depth))
         elapsed = round((time.perf_counter() - started) * 1000)
-        lines.append(BenchLine(name, fen, result.nodes, elapsed, result.best))
+        lines.append(
+            BenchLine(
+                name,
+                fen,
+                result.nodes,
+                elapsed,
+                result.best,
+                result.cutoffs,
+                result.first_cutoffs,
+            )
+        )
     return BenchResult(variant, depth, tuple(lines))

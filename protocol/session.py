@@ -335,16 +335,13 @@ class EngineSession:
 
     def _build(self, fen: str | None, moves: Iterable[str]) -> Game[Any]:
         game = self._new_game(fen)
-        for text in moves:
-            try:
-                move = game.parse_move(text)
-            except IllegalMoveError as exc:
-                raise IllegalMoveError(f"illegal move {text} in position {game.fen()}") from exc
-            game.push(move)
+        _play(game, moves)
         return game
 
     def _set_position(self, fen: str | None, moves: tuple[str, ...]) -> None:
         try:
+            if self._extend(fen, moves):
+                return
             game = self._build(fen, moves)
         except GameError as exc:
             shown = "position " + (f"fen {fen}" if fen is not None else "startpos")
@@ -353,6 +350,21 @@ class EngineSession:
             self._error(str(exc), shown)
             return
         self._start_fen, self._moves, self._game = fen, moves, game
+
+    def _extend(self, fen: str | None, moves: tuple[str, ...]) -> bool:
+        """Play only the new moves when ``position`` repeats the current line and adds some.
+
+        A GUI sends the whole game before every ``go``; replaying 150 moves costs a few
+        milliseconds, which a bullet game cannot spare.  Searches and perft work on copies, so
+        the session's game may be advanced in place; a bad move takes the pushed ones back
+        (the position stays as it was) and raises.
+        """
+        known = self._moves
+        if fen != self._start_fen or len(moves) < len(known) or moves[: len(known)] != known:
+            return False
+        _play(self._game, moves[len(known) :])
+        self._moves = moves
+        return True
 
     def _eval(self) -> None:
         game = self._game
@@ -536,3 +548,20 @@ class EngineSession:
         shown = "".join(c if c.isprintable() else "?" for c in offending)
         log.info("client error: %s (%s)", what, shown)
         self._sink.send(error_line(what, shown))
+
+
+def _play(game: Game[Any], moves: Iterable[str]) -> None:
+    """Push ``moves`` onto ``game``; on a bad one, take back those pushed and raise."""
+    pushed = 0
+    try:
+        for text in moves:
+            try:
+                move = game.parse_move(text)
+            except IllegalMoveError as exc:
+                raise IllegalMoveError(f"illegal move {text} in position {game.fen()}") from exc
+            game.push(move)
+            pushed += 1
+    except GameError:
+        for _ in range(pushed):
+            game.pop()
+        raise

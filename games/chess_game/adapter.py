@@ -25,7 +25,9 @@ import chess
 from engine.eval import LinearEvaluator
 from engine.game import IllegalMoveError, InvalidPositionError
 from games.chess_game import evaluation
+from games.chess_game.checks import gives_check
 from games.chess_game.evaluation import EvalTables, evaluate_fast, material_psq
+from games.chess_game.see import see_ge
 from games.chess_game.zobrist import (
     PIECE_KEYS,
     TURN_KEY,
@@ -36,7 +38,7 @@ from games.chess_game.zobrist import (
 )
 
 if TYPE_CHECKING:
-    from engine.game import Game
+    from engine.game import CheckTest, Game, StaticExchange
 
 __all__ = [
     "DEFAULT_WEIGHTS_PATH",
@@ -286,6 +288,12 @@ class ChessGame:
         if b.occupied_co[not b.turn] & _BB_SQUARES[to]:
             return True
         return to == b.ep_square and bool(b.pawns & _BB_SQUARES[move.from_square])
+
+    def see_ge(self, move: chess.Move, threshold: int) -> bool:
+        return see_ge(self._board, move, threshold)
+
+    def gives_check(self, move: chess.Move) -> bool:
+        return gives_check(self._board, move)
 
     def push(self, move: chess.Move) -> None:
         b = self._board
@@ -582,6 +590,8 @@ def from_fen(
 
 if TYPE_CHECKING:
     _contract_check: Game[chess.Move] = ChessGame(chess.Board())
+    _exchange_check: StaticExchange[chess.Move] = ChessGame(chess.Board())
+    _check_test: CheckTest[chess.Move] = ChessGame(chess.Board())
 
 
 _last_unpickled: LinearEvaluator | None = None

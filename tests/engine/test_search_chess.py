@@ -7,6 +7,7 @@ are searched with ``go mate N`` (and a depth cap, so a regression fails instead 
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 
 from engine.game import Game
 from engine.limits import Limits
+from engine.ordering import STAGE_LOSING, STAGE_NOISY, STAGE_QUIET, staged_moves
 from engine.score import Cp, Mate
 from engine.search import Searcher
 from games import get_variant
@@ -107,3 +109,19 @@ def test_a_position_seen_once_before_is_still_played() -> None:
         game.push(game.parse_move(text))
     result = Searcher(4).search(game, Limits(depth=3))
     assert result.best is not None and result.depth == 3
+
+
+def test_losing_captures_are_tried_after_the_quiet_moves() -> None:
+    """White's queen can take a pawn defended by a pawn (loses 850) or an undefended knight:
+    with the exchange test the knight capture stays in the noisy stage and the pawn capture
+    moves behind every quiet move; without it both keep the game's MVV-LVA order."""
+    game = get_variant("chess").new("4k3/8/3p4/4p3/1n6/8/8/4QK2 w - - 0 1")
+    take_pawn, take_knight = game.parse_move("e1e5"), game.parse_move("e1b4")
+    see_ge = game.see_ge  # type: ignore[attr-defined]
+    stream = list(staged_moves(game, None, None, None, Counter(), exchange=see_ge))
+    assert sorted(m.uci() for m, _ in stream) == sorted(m.uci() for m in game.legal_moves())
+    assert stream[0] == (take_knight, STAGE_NOISY)
+    assert stream[-1] == (take_pawn, STAGE_LOSING)
+    assert {stage for _, stage in stream[1:-1]} == {STAGE_QUIET}
+    plain = [m for m, _ in staged_moves(game, None, None, None, Counter())]
+    assert plain[:2] == [take_knight, take_pawn]

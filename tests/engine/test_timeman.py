@@ -24,18 +24,20 @@ def test_untimed_searches_have_no_budget() -> None:
         # movetime: all of it minus the overhead, floored.
         (Limits(movetime=1000), 0, 0, TimeBudget(970, 970)),
         (Limits(movetime=10), 0, 0, TimeBudget(MIN_MS, MIN_MS)),
-        # Sudden death, early: remaining / 30; hard = min(5·soft, 0.4·remaining).
-        (Limits(wtime=60_000, btime=1), 0, 0, TimeBudget(2000, 10_000)),
+        # Sudden death, early: (remaining - 32 overheads) / 30; hard = 5·soft.
+        (Limits(wtime=60_000, btime=1), 0, 0, TimeBudget(1968, 9840)),
         # The other side's clock is read for black; later in the game the horizon is 25.
-        (Limits(wtime=1, btime=60_000), 1, 80, TimeBudget(2400, 12_000)),
-        # Increment: remaining / 30 + 3/4 inc.
-        (Limits(wtime=60_000, winc=1000), 0, 0, TimeBudget(2750, 13_750)),
-        # 1 s + 10 ms (the fastest control we support).
-        (Limits(wtime=1000, winc=10), 0, 0, TimeBudget(1000 / 30 + 7.5, 5 * (1000 / 30 + 7.5))),
-        # movestogo: remaining / (n + 1).
-        (Limits(wtime=30_000, movestogo=9), 0, 10, TimeBudget(3000, 12_000)),
+        (Limits(wtime=1, btime=60_000), 1, 80, TimeBudget(2367.6, 11_838)),
+        # Increment: the 29 increments to come join the plan.
+        (Limits(wtime=60_000, winc=1000), 0, 0, TimeBudget(88_040 / 30, 5 * 88_040 / 30)),
+        # 1 s + 10 ms (the fastest control we support): the reserve leaves 330 ms to plan.
+        (Limits(wtime=1000, winc=10), 0, 0, TimeBudget(11, 55)),
+        # 2 s + 20 ms late in a game: 400 ms left is close to the reserve, so almost no plan.
+        (Limits(wtime=400, winc=20), 0, 100, TimeBudget(2.8, 14)),
+        # movestogo: (remaining - (n + 2) overheads) / (n + 1).
+        (Limits(wtime=30_000, movestogo=9), 0, 10, TimeBudget(2967, 12_000)),
         # Last move before the time control: half the time, hard up to 90 % minus overhead.
-        (Limits(wtime=10_000, movestogo=1), 0, 10, TimeBudget(5000, 9000)),
+        (Limits(wtime=10_000, movestogo=1), 0, 10, TimeBudget(4955, 9000)),
         # Increment larger than the clock: capped by what is left.
         (Limits(wtime=100, winc=2000), 0, 0, TimeBudget(70, 70)),
         # Zero and negative clocks still get a (tiny) budget: a move at once.
@@ -43,7 +45,7 @@ def test_untimed_searches_have_no_budget() -> None:
         (Limits(wtime=-500, winc=100), 0, 0, TimeBudget(MIN_MS, MIN_MS)),
         # Both a clock and movetime: whichever is smaller.
         (Limits(wtime=60_000, movetime=500), 0, 0, TimeBudget(470, 470)),
-        (Limits(wtime=3000, movetime=5000), 0, 0, TimeBudget(100, 500)),
+        (Limits(wtime=3000, movetime=5000), 0, 0, TimeBudget(68, 340)),
     ],
 )
 def test_allocation_table(limits: Limits, side: int, ply: int, expected: TimeBudget) -> None:
@@ -86,3 +88,25 @@ def test_budget_never_exceeds_the_clock(  # noqa: PLR0917 - one argument per str
     assert budget.hard_ms <= max(remaining - overhead, MIN_MS)
     if movetime is not None:
         assert budget.hard_ms <= max(movetime - overhead, MIN_MS)
+
+
+@pytest.mark.parametrize(
+    ("clock_ms", "inc_ms", "latency_ms"),
+    [(1000, 10, 5), (2000, 20, 10), (10_000, 100, 10), (60_000, 0, 10)],
+)
+def test_a_long_game_keeps_a_reserve(clock_ms: int, inc_ms: int, latency_ms: int) -> None:
+    """Spend the soft budget plus a reply latency below the increment on each of 300 moves:
+    the clock never falls below the Move Overhead, so a late reply of twice the overhead
+    still does not lose on time.  (Sudden death cannot stay above it forever: there the
+    plan only has to reach the floor before the clock does.)"""
+    overhead = 30
+    clock = float(clock_ms)
+    lowest = clock
+    for move in range(300):
+        budget = allocate(Limits(wtime=int(clock), winc=inc_ms), 0, 2 * move, overhead)
+        assert budget is not None
+        clock += inc_ms - budget.soft_ms - latency_ms
+        lowest = min(lowest, clock)
+        if inc_ms == 0 and budget.soft_ms == MIN_MS:
+            break
+    assert lowest >= overhead

@@ -259,3 +259,27 @@ async def test_connect_four_infinite_search_reports_the_exact_mate(uci: UciProce
     assert exact, lines
     assert int(exact[-1].split(" score mate ")[1].split()[0]) < 0
     assert lines[-1].startswith("bestmove P@")
+
+
+async def test_a_position_that_extends_the_game_plays_only_the_new_moves(uci: UciProcess) -> None:
+    """GUIs resend the whole game each move; the engine advances its position in place, and
+    a bad extension, a shorter line or another start still give exactly the position asked."""
+    game = "e2e4 e7e5 g1f3 b8c6 f1b5"
+    after = "r1bqkbnr/pppp1ppp/2n5/1B2p3/4P3/5N2/PPPP1PPP/RNBQK2R b KQkq - 3 3"
+    await uci.exchange("position startpos moves e2e4 e7e5")
+    assert fen_of(await uci.exchange(f"position startpos moves {game}", "d")) == after
+    answer = await uci.exchange(f"position startpos moves {game} a7a6 b5c6 zz")
+    assert [s for s in answer if s.startswith("info string error: illegal move zz")], answer
+    assert await current_fen(uci) == after  # the two good new moves were taken back
+    assert fen_of(await uci.exchange("position startpos moves e2e4", "d")) == AFTER_E4_FEN
+    assert fen_of(await uci.exchange(f"position fen {AFTER_E4_FEN} moves e7e5", "d")) == (
+        "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2"
+    )
+    # Repetition detection sees the moves played in place: b8c6 repeats a position that
+    # exists only in the extension.
+    await uci.exchange("position startpos moves e2e4")
+    await uci.exchange("position startpos moves e2e4 e7e5 g1f3 b8c6 f3g1 c6b8 g1f3")
+    await uci.send("go depth 3 searchmoves b8c6")
+    lines = await uci.read_until(lambda s: s.startswith("bestmove"))
+    assert lines[-1].startswith("bestmove b8c6")
+    assert " score cp 0 " in lines[-2], lines
