@@ -173,6 +173,12 @@ class StaticExchange(Protocol[MoveT_contra]):
         sequence of recaptures on its target square has been played out."""
         ...
 
+    def max_gain(self) -> int:
+        """An upper bound of what any noisy move of the side to move can gain by exchange
+        (the most valuable piece it could take, plus a promotion's gain if one is possible):
+        when even that cannot lift the score to alpha, quiescence stops without moves."""
+        ...
+
 
 @runtime_checkable
 class CheckTest(Protocol[MoveT_contra]):

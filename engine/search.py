@@ -122,6 +122,11 @@ def _check_by_playing(game: Game[Any]) -> Callable[[Any], bool]:
     return gives_check
 
 
+def _no_gain() -> int:
+    """Never called: ``max_gain`` is used only together with a game's ``see_ge``."""
+    return INF
+
+
 class _Abort(Exception):  # noqa: N818 - a control-flow signal, not an error
     """Unwinds the tree from the node that noticed a stop; ``ply`` moves are still pushed."""
 
@@ -326,6 +331,7 @@ class Searcher:
         exchange = getattr(game, "see_ge", None)
         use_see = exchange is not None and cfg.exchange_pruning and not proof
         see_ge: Callable[[Any, int], bool] = exchange if exchange and use_see else _keeps_material
+        max_gain: Callable[[], int] = getattr(game, "max_gain", _no_gain) if use_see else _no_gain
         lmp_counts = _LMP_COUNTS if use_fut else ()
         check_test = getattr(game, "gives_check", None)
         gives_check: Callable[[Any], bool] = (
@@ -387,8 +393,10 @@ class Searcher:
                 best = ev
                 if best >= beta:
                     return best
-                if best > alpha:  # noqa: PLR1730 - hot path: cheaper than a max() call
+                if best > alpha:
                     alpha = best
+                elif use_see and best + max_gain() + _DELTA_MARGIN <= alpha:
+                    return best  # not even the best capture here could reach alpha
                 moves = noisy_moves()
             best_move = None
             # Captures that lose material, or win too little to reach alpha, are skipped.

@@ -25,9 +25,9 @@ import chess
 from engine.eval import LinearEvaluator
 from engine.game import IllegalMoveError, InvalidPositionError
 from games.chess_game import evaluation
-from games.chess_game.checks import gives_check
+from games.chess_game.checks import CheckSquares, check_squares, quick_gives_check
 from games.chess_game.evaluation import EvalTables, evaluate_fast, material_psq
-from games.chess_game.see import see_ge
+from games.chess_game.see import SEE_VALUES, see_ge
 from games.chess_game.zobrist import (
     PIECE_KEYS,
     TURN_KEY,
@@ -59,6 +59,10 @@ _ROOK: Final = chess.ROOK
 _KING: Final = chess.KING
 _QUEEN: Final = chess.QUEEN
 _NULL: Final = chess.Move.null()
+_SEE_PAWN: Final = SEE_VALUES[chess.PAWN]
+_SEE_BISHOP: Final = max(SEE_VALUES[chess.BISHOP], SEE_VALUES[chess.KNIGHT])
+_SEE_ROOK: Final = SEE_VALUES[chess.ROOK]
+_SEE_QUEEN: Final = SEE_VALUES[chess.QUEEN]
 _KINGS_NEEDED: Final = (
     chess.STATUS_EMPTY
     | chess.STATUS_NO_WHITE_KING
@@ -188,6 +192,8 @@ class ChessGame:
         "_board",
         "_castle_z",
         "_castling",
+        "_checks",
+        "_checks_key",
         "_ep_z",
         "_evaluator",
         "_key",
@@ -228,6 +234,8 @@ class ChessGame:
         self._castle_z = castling_key(self._castling)
         self._psq = material_psq(root, self._tables)
         self._window = 0
+        self._checks: CheckSquares | None = None
+        self._checks_key = -1
         self._keys = [self._key]
         self._undo: list[tuple[int, int, int, int, int, int]] = []
         for move in board.move_stack:
@@ -292,8 +300,33 @@ class ChessGame:
     def see_ge(self, move: chess.Move, threshold: int) -> bool:
         return see_ge(self._board, move, threshold)
 
+    def max_gain(self) -> int:
+        b = self._board
+        us = b.turn
+        theirs = b.occupied_co[not us]
+        gain = 0
+        for pieces, value in (
+            (b.queens, _SEE_QUEEN),
+            (b.rooks, _SEE_ROOK),
+            (b.bishops | b.knights, _SEE_BISHOP),
+            (b.pawns, _SEE_PAWN),
+        ):
+            if pieces & theirs:
+                gain = value
+                break
+        if b.pawns & b.occupied_co[us] & (chess.BB_RANK_7 if us else chess.BB_RANK_2):
+            gain += _SEE_QUEEN - _SEE_PAWN
+        return gain
+
     def gives_check(self, move: chess.Move) -> bool:
-        return gives_check(self._board, move)
+        """Consecutive questions at one node (the search asks for each quiet move it would
+        prune) share the position's check squares, computed at the first."""
+        key = self._key
+        if key != self._checks_key:
+            self._checks = check_squares(self._board)
+            self._checks_key = key
+        info = self._checks
+        return info is not None and quick_gives_check(self._board, move, info)
 
     def push(self, move: chess.Move) -> None:
         b = self._board
@@ -414,7 +447,12 @@ class ChessGame:
         return 0
 
     def in_check(self) -> bool:
-        return self._board.is_check()
+        # board.is_check() goes through checkers_mask(); asked after every push, the two
+        # saved calls are worth the line.
+        b = self._board
+        us = b.turn
+        king = b.kings & b.occupied_co[us]
+        return bool(king) and bool(b.attackers_mask(not us, king.bit_length() - 1))
 
     def key(self) -> int:
         return self._key
@@ -555,6 +593,8 @@ class ChessGame:
         twin._castle_z = self._castle_z
         twin._psq = self._psq
         twin._window = self._window
+        twin._checks = None
+        twin._checks_key = -1
         twin._keys = self._keys.copy()
         twin._undo = self._undo.copy()
         return twin

@@ -14,7 +14,7 @@ from typing import Final
 
 import chess
 
-__all__ = ["gives_check"]
+__all__ = ["CheckSquares", "check_squares", "gives_check", "quick_gives_check"]
 
 _BB_SQUARES: Final = chess.BB_SQUARES
 _RANK_MASKS: Final = chess.BB_RANK_MASKS
@@ -25,6 +25,8 @@ _FILE_ATTACKS: Final = chess.BB_FILE_ATTACKS
 _DIAG_ATTACKS: Final = chess.BB_DIAG_ATTACKS
 _KNIGHT_ATTACKS: Final = chess.BB_KNIGHT_ATTACKS
 _PAWN_ATTACKS: Final = chess.BB_PAWN_ATTACKS
+_RAYS: Final = chess.BB_RAYS
+_BETWEEN: Final = chess.between
 _PAWN: Final = chess.PAWN
 _KNIGHT: Final = chess.KNIGHT
 _BISHOP: Final = chess.BISHOP
@@ -85,3 +87,63 @@ def gives_check(board: chess.Board, move: chess.Move) -> bool:
         & straight
         & mine
     )
+
+
+CheckSquares = tuple[int, tuple[int, int, int, int, int, int, int], int]
+"""For one position: the enemy king square, the squares from which each piece type (indexed
+by python-chess piece type) would attack it, and the side to move's pieces that shield it
+from one of their own sliders (moving one off the line is a discovered check)."""
+
+
+def check_squares(board: chess.Board) -> CheckSquares | None:
+    """What :func:`quick_gives_check` needs, computed once per position (``None``: no king)."""
+    us = board.turn
+    king_bb = board.kings & board.occupied_co[not us]
+    if not king_bb:
+        return None
+    king = king_bb.bit_length() - 1
+    occupied = board.occupied
+    mine = board.occupied_co[us]
+    diagonal = _DIAG_ATTACKS[king][_DIAG_MASKS[king] & occupied]
+    straight = (
+        _RANK_ATTACKS[king][_RANK_MASKS[king] & occupied]
+        | _FILE_ATTACKS[king][_FILE_MASKS[king] & occupied]
+    )
+    snipers = (
+        (_RANK_ATTACKS[king][0] | _FILE_ATTACKS[king][0]) & (board.rooks | board.queens)
+        | _DIAG_ATTACKS[king][0] & (board.bishops | board.queens)
+    ) & mine
+    shields = 0
+    while snipers:
+        low = snipers & -snipers
+        snipers ^= low
+        between = _BETWEEN(king, low.bit_length() - 1) & occupied
+        if between and not between & (between - 1):
+            shields |= between
+    squares = (
+        0,
+        _PAWN_ATTACKS[not us][king],
+        _KNIGHT_ATTACKS[king],
+        diagonal,
+        straight,
+        diagonal | straight,
+        0,
+    )
+    return king, squares, shields & mine
+
+
+def quick_gives_check(board: chess.Board, move: chess.Move, info: CheckSquares) -> bool:
+    """:func:`gives_check` for a position whose :func:`check_squares` are known: a table
+    lookup for plain moves; promotions, en passant and castling take the long way (their
+    lines change in ways the table does not see)."""
+    frm = move.from_square
+    to = move.to_square
+    piece = board.piece_type_at(frm)
+    if move.promotion or piece is None or piece == _KING or (
+        piece == _PAWN and to == board.ep_square
+    ):
+        return gives_check(board, move)
+    king, squares, shields = info
+    if squares[piece] & _BB_SQUARES[to]:
+        return True
+    return bool(shields & _BB_SQUARES[frm]) and not _RAYS[frm][to] & _BB_SQUARES[king]

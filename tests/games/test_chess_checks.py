@@ -18,7 +18,7 @@ def _boards() -> list[chess.Board]:
         # with check, a capture that opens a line.
         chess.Board("8/8/8/K2pP2r/8/8/8/7k w - d6 0 1"),
         chess.Board("8/8/8/k2pP2R/8/8/8/7K w - d6 0 1"),
-        chess.Board("3k4/4P3/8/8/8/8/8/4K3 w - - 0 1"),
+        chess.Board("2k5/4P3/8/8/8/8/8/4K3 w - - 0 1"),
         chess.Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1"),
         chess.Board("5k2/8/8/8/8/8/8/4K2R w K - 0 1"),
         chess.Board("4k3/8/8/4n3/8/8/8/4RK2 w - - 0 1"),
@@ -49,3 +49,19 @@ def test_adapter_exposes_it() -> None:
     assert game.gives_check(game.parse_move("e1e2")) is False  # the knight still blocks
     discovered = from_fen("4k3/8/8/4N3/8/8/8/4RK2 w - - 0 1")
     assert discovered.gives_check(discovered.parse_move("e5c6"))
+
+
+def test_the_cached_table_agrees_with_playing_the_move() -> None:
+    """The adapter answers from per-position check squares; moves are asked in an order
+    that interleaves positions, so a stale table would show."""
+    boards = _boards()
+    games = [from_fen(board.fen(), board.chess960) for board in boards]
+    total = 0
+    for board, game in zip(boards, games, strict=True):
+        for move in board.legal_moves:
+            assert game.gives_check(move) == board.gives_check(move), (board.fen(), move.uci())
+            total += 1
+            if total % 7 == 0:  # push and pop in between: the key changes and comes back
+                game.push(move)
+                game.pop()
+    assert total > 10_000
