@@ -5,8 +5,13 @@ score; principal variation search (a full window for the first move, null window
 rest, re-searched when they fail high); a bounded transposition table with distance-adjusted
 mate scores; quiescence over the game's noisy moves with stand-pat (all evasions when in
 check); mate-distance pruning; check extension; internal iterative reduction; null-move
-pruning; late-move reductions; reverse futility and futility pruning near the horizon; killers
-and history feeding the staged move ordering of :mod:`engine.ordering`.  A ``go mate N`` search
+pruning; late-move reductions; reverse futility, futility and late-move (move-count) pruning
+near the horizon, sparing moves that give check; killers and history feeding the staged move
+ordering of :mod:`engine.ordering`.  Games with captures may offer a static exchange test
+(:class:`~engine.game.StaticExchange`): then quiescence skips captures that lose material or
+cannot lift stand-pat to alpha (delta pruning), losing captures are ordered after the quiet
+moves, and near the horizon those losing too much are not searched.  A game's
+:class:`~engine.game.CheckTest` lets the pruning spare checks without playing each move.  A ``go mate N`` search
 is a proof search: null move, reductions and futility are off for it (they hide quiet mating
 moves behind sacrifices), so the shortest mate is found at depth ``2N - 1``.
 
