@@ -10,29 +10,29 @@ en passant discoveries come out of the same few table lookups.
 
 from __future__ import annotations
 
-from typing import Final
-
 import chess
+from chess import (
+    BB_DIAG_ATTACKS,
+    BB_DIAG_MASKS,
+    BB_FILE_ATTACKS,
+    BB_FILE_MASKS,
+    BB_KNIGHT_ATTACKS,
+    BB_PAWN_ATTACKS,
+    BB_RANK_ATTACKS,
+    BB_RANK_MASKS,
+    BB_RAYS,
+    BB_SQUARES,
+    BISHOP,
+    KING,
+    KNIGHT,
+    PAWN,
+    QUEEN,
+    ROOK,
+    between,
+)
 
 __all__ = ["CheckSquares", "check_squares", "gives_check", "quick_gives_check"]
 
-_BB_SQUARES: Final = chess.BB_SQUARES
-_RANK_MASKS: Final = chess.BB_RANK_MASKS
-_FILE_MASKS: Final = chess.BB_FILE_MASKS
-_DIAG_MASKS: Final = chess.BB_DIAG_MASKS
-_RANK_ATTACKS: Final = chess.BB_RANK_ATTACKS
-_FILE_ATTACKS: Final = chess.BB_FILE_ATTACKS
-_DIAG_ATTACKS: Final = chess.BB_DIAG_ATTACKS
-_KNIGHT_ATTACKS: Final = chess.BB_KNIGHT_ATTACKS
-_PAWN_ATTACKS: Final = chess.BB_PAWN_ATTACKS
-_RAYS: Final = chess.BB_RAYS
-_BETWEEN: Final = chess.between
-_PAWN: Final = chess.PAWN
-_KNIGHT: Final = chess.KNIGHT
-_BISHOP: Final = chess.BISHOP
-_ROOK: Final = chess.ROOK
-_QUEEN: Final = chess.QUEEN
-_KING: Final = chess.KING
 
 
 def gives_check(board: chess.Board, move: chess.Move) -> bool:
@@ -46,17 +46,17 @@ def gives_check(board: chess.Board, move: chess.Move) -> bool:
     to = move.to_square
     piece = board.piece_type_at(frm)
     mine = board.occupied_co[us]
-    if piece == _KING and (mine & _BB_SQUARES[to] or to - frm == 2 or frm - to == 2):
+    if piece == KING and (mine & BB_SQUARES[to] or to - frm == 2 or frm - to == 2):
         return board.gives_check(move)
     king_bb = board.kings & board.occupied_co[not us]
     if not king_bb:
         return False
     king = king_bb.bit_length() - 1
-    from_bb = _BB_SQUARES[frm]
-    to_bb = _BB_SQUARES[to]
+    from_bb = BB_SQUARES[frm]
+    to_bb = BB_SQUARES[to]
     occupied = (board.occupied & ~from_bb) | to_bb
-    if piece == _PAWN and to == board.ep_square and not board.occupied & to_bb:
-        occupied &= ~_BB_SQUARES[to - 8 if us else to + 8]
+    if piece == PAWN and to == board.ep_square and not board.occupied & to_bb:
+        occupied &= ~BB_SQUARES[to - 8 if us else to + 8]
     mine = (mine & ~from_bb) | to_bb
     moved = move.promotion or piece
     vacated = ~(from_bb | to_bb)  # the mover leaves, a captured piece disappears
@@ -64,25 +64,25 @@ def gives_check(board: chess.Board, move: chess.Move) -> bool:
     knights = board.knights & vacated
     diagonal = (board.bishops | board.queens) & vacated
     straight = (board.rooks | board.queens) & vacated
-    if moved == _PAWN:
+    if moved == PAWN:
         pawns |= to_bb
-    elif moved == _KNIGHT:
+    elif moved == KNIGHT:
         knights |= to_bb
-    elif moved == _BISHOP:
+    elif moved == BISHOP:
         diagonal |= to_bb
-    elif moved == _ROOK:
+    elif moved == ROOK:
         straight |= to_bb
-    elif moved == _QUEEN:
+    elif moved == QUEEN:
         diagonal |= to_bb
         straight |= to_bb
-    if _PAWN_ATTACKS[not us][king] & pawns & mine or _KNIGHT_ATTACKS[king] & knights & mine:
+    if BB_PAWN_ATTACKS[not us][king] & pawns & mine or BB_KNIGHT_ATTACKS[king] & knights & mine:
         return True
-    if _DIAG_ATTACKS[king][_DIAG_MASKS[king] & occupied] & diagonal & mine:
+    if BB_DIAG_ATTACKS[king][BB_DIAG_MASKS[king] & occupied] & diagonal & mine:
         return True
     return bool(
         (
-            _RANK_ATTACKS[king][_RANK_MASKS[king] & occupied]
-            | _FILE_ATTACKS[king][_FILE_MASKS[king] & occupied]
+            BB_RANK_ATTACKS[king][BB_RANK_MASKS[king] & occupied]
+            | BB_FILE_ATTACKS[king][BB_FILE_MASKS[king] & occupied]
         )
         & straight
         & mine
@@ -104,26 +104,26 @@ def check_squares(board: chess.Board) -> CheckSquares | None:
     king = king_bb.bit_length() - 1
     occupied = board.occupied
     mine = board.occupied_co[us]
-    diagonal = _DIAG_ATTACKS[king][_DIAG_MASKS[king] & occupied]
+    diagonal = BB_DIAG_ATTACKS[king][BB_DIAG_MASKS[king] & occupied]
     straight = (
-        _RANK_ATTACKS[king][_RANK_MASKS[king] & occupied]
-        | _FILE_ATTACKS[king][_FILE_MASKS[king] & occupied]
+        BB_RANK_ATTACKS[king][BB_RANK_MASKS[king] & occupied]
+        | BB_FILE_ATTACKS[king][BB_FILE_MASKS[king] & occupied]
     )
     snipers = (
-        (_RANK_ATTACKS[king][0] | _FILE_ATTACKS[king][0]) & (board.rooks | board.queens)
-        | _DIAG_ATTACKS[king][0] & (board.bishops | board.queens)
+        (BB_RANK_ATTACKS[king][0] | BB_FILE_ATTACKS[king][0]) & (board.rooks | board.queens)
+        | BB_DIAG_ATTACKS[king][0] & (board.bishops | board.queens)
     ) & mine
     shields = 0
     while snipers:
         low = snipers & -snipers
         snipers ^= low
-        between = _BETWEEN(king, low.bit_length() - 1) & occupied
-        if between and not between & (between - 1):
-            shields |= between
+        blockers = between(king, low.bit_length() - 1) & occupied
+        if blockers and not blockers & (blockers - 1):
+            shields |= blockers
     squares = (
         0,
-        _PAWN_ATTACKS[not us][king],
-        _KNIGHT_ATTACKS[king],
+        BB_PAWN_ATTACKS[not us][king],
+        BB_KNIGHT_ATTACKS[king],
         diagonal,
         straight,
         diagonal | straight,
@@ -139,11 +139,11 @@ def quick_gives_check(board: chess.Board, move: chess.Move, info: CheckSquares) 
     frm = move.from_square
     to = move.to_square
     piece = board.piece_type_at(frm)
-    if move.promotion or piece is None or piece == _KING or (
-        piece == _PAWN and to == board.ep_square
+    if move.promotion or piece is None or piece == KING or (
+        piece == PAWN and to == board.ep_square
     ):
         return gives_check(board, move)
     king, squares, shields = info
-    if squares[piece] & _BB_SQUARES[to]:
+    if squares[piece] & BB_SQUARES[to]:
         return True
-    return bool(shields & _BB_SQUARES[frm]) and not _RAYS[frm][to] & _BB_SQUARES[king]
+    return bool(shields & BB_SQUARES[frm]) and not BB_RAYS[frm][to] & BB_SQUARES[king]

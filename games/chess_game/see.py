@@ -19,21 +19,23 @@ from __future__ import annotations
 from typing import Final
 
 import chess
+from chess import (
+    BB_DIAG_ATTACKS,
+    BB_DIAG_MASKS,
+    BB_FILE_ATTACKS,
+    BB_FILE_MASKS,
+    BB_KING_ATTACKS,
+    BB_KNIGHT_ATTACKS,
+    BB_RANK_ATTACKS,
+    BB_RANK_MASKS,
+    BB_SQUARES,
+)
 
 __all__ = ["SEE_VALUES", "see_ge"]
 
 SEE_VALUES: Final = (0, 100, 320, 330, 500, 950, 20_000)
 """Exchange values by python-chess piece type (index 0 = empty square), in centipawns."""
 
-_BB_SQUARES: Final = chess.BB_SQUARES
-_RANK_MASKS: Final = chess.BB_RANK_MASKS
-_FILE_MASKS: Final = chess.BB_FILE_MASKS
-_DIAG_MASKS: Final = chess.BB_DIAG_MASKS
-_RANK_ATTACKS: Final = chess.BB_RANK_ATTACKS
-_FILE_ATTACKS: Final = chess.BB_FILE_ATTACKS
-_DIAG_ATTACKS: Final = chess.BB_DIAG_ATTACKS
-_KNIGHT_ATTACKS: Final = chess.BB_KNIGHT_ATTACKS
-_KING_ATTACKS: Final = chess.BB_KING_ATTACKS
 _WHITE_PAWN_ATTACKS: Final = chess.BB_PAWN_ATTACKS[chess.WHITE]
 _BLACK_PAWN_ATTACKS: Final = chess.BB_PAWN_ATTACKS[chess.BLACK]
 _PAWN_VALUE: Final = SEE_VALUES[chess.PAWN]
@@ -54,16 +56,16 @@ def see_ge(board: chess.Board, move: chess.Move, threshold: int) -> bool:
     to = move.to_square
     occupied_co = board.occupied_co
     us = board.turn
-    if occupied_co[us] & _BB_SQUARES[to]:
+    if occupied_co[us] & BB_SQUARES[to]:
         return threshold <= 0  # Chess960 castling: king takes own rook
     victim = board.piece_type_at(to)
     attacker = board.piece_type_at(frm) or 0
-    occupied = board.occupied ^ _BB_SQUARES[frm]
+    occupied = board.occupied ^ BB_SQUARES[frm]
     if victim is None:
         victim_value = 0
         if attacker == chess.PAWN and to == board.ep_square:
             victim_value = _PAWN_VALUE
-            occupied ^= _BB_SQUARES[to - 8 if us else to + 8]
+            occupied ^= BB_SQUARES[to - 8 if us else to + 8]
         elif attacker == chess.KING and (to - frm == 2 or frm - to == 2):
             return threshold <= 0  # standard castling
     else:
@@ -78,17 +80,17 @@ def see_ge(board: chess.Board, move: chess.Move, threshold: int) -> bool:
     swap = SEE_VALUES[attacker] - swap
     if swap <= 0:
         return True
-    occupied |= _BB_SQUARES[to]
+    occupied |= BB_SQUARES[to]
     pawns = board.pawns
     knights = board.knights
     bishops_queens = board.bishops | board.queens
     rooks_queens = board.rooks | board.queens
     attackers = (
-        (_KNIGHT_ATTACKS[to] & knights)
-        | (_KING_ATTACKS[to] & board.kings)
-        | (_RANK_ATTACKS[to][_RANK_MASKS[to] & occupied] & rooks_queens)
-        | (_FILE_ATTACKS[to][_FILE_MASKS[to] & occupied] & rooks_queens)
-        | (_DIAG_ATTACKS[to][_DIAG_MASKS[to] & occupied] & bishops_queens)
+        (BB_KNIGHT_ATTACKS[to] & knights)
+        | (BB_KING_ATTACKS[to] & board.kings)
+        | (BB_RANK_ATTACKS[to][BB_RANK_MASKS[to] & occupied] & rooks_queens)
+        | (BB_FILE_ATTACKS[to][BB_FILE_MASKS[to] & occupied] & rooks_queens)
+        | (BB_DIAG_ATTACKS[to][BB_DIAG_MASKS[to] & occupied] & bishops_queens)
         | (_WHITE_PAWN_ATTACKS[to] & pawns & occupied_co[chess.BLACK])
         | (_BLACK_PAWN_ATTACKS[to] & pawns & occupied_co[chess.WHITE])
     )
@@ -124,10 +126,10 @@ def see_ge(board: chess.Board, move: chess.Move, threshold: int) -> bool:
             break
         occupied ^= found & -found
         if piece_type in _DIAGONAL_XRAY:
-            attackers |= _DIAG_ATTACKS[to][_DIAG_MASKS[to] & occupied] & bishops_queens
+            attackers |= BB_DIAG_ATTACKS[to][BB_DIAG_MASKS[to] & occupied] & bishops_queens
         if piece_type in _ORTHOGONAL_XRAY:
             attackers |= (
-                _RANK_ATTACKS[to][_RANK_MASKS[to] & occupied]
-                | _FILE_ATTACKS[to][_FILE_MASKS[to] & occupied]
+                BB_RANK_ATTACKS[to][BB_RANK_MASKS[to] & occupied]
+                | BB_FILE_ATTACKS[to][BB_FILE_MASKS[to] & occupied]
             ) & rooks_queens
     return result
