@@ -11,9 +11,10 @@ ordering of :mod:`engine.ordering`.  Games with captures may offer a static exch
 (:class:`~engine.game.StaticExchange`): then quiescence skips captures that lose material or
 cannot lift stand-pat to alpha (delta pruning), losing captures are ordered after the quiet
 moves, and near the horizon those losing too much are not searched.  A game's
-:class:`~engine.game.CheckTest` lets the pruning spare checks without playing each move.  A ``go mate N`` search
-is a proof search: null move, reductions and futility are off for it (they hide quiet mating
-moves behind sacrifices), so the shortest mate is found at depth ``2N - 1``.
+:class:`~engine.game.CheckTest` lets the pruning spare checks without playing each move.
+A ``go mate N`` search is a proof search: null move, reductions and all the pruning above
+are off for it (they hide quiet mating moves behind sacrifices), so the shortest mate is
+found at depth ``2N - 1``.
 
 Why closures: the node functions are created per ``search()`` as closures over locals, so the
 hot path reads cells and locals instead of instance attributes, and the game's bound methods

@@ -191,6 +191,37 @@ def _check_value(value: str) -> str:
 
 
 # -- chess, through python-chess ----------------------------------------------------------------
+class _ErrorWatchingUci(chess.engine.UciProtocol):
+    """python-chess's UCI client, keeping the ``info string error`` lines an engine sends.
+
+    python-chess reads those only as unexpected output, so a ``setoption`` the engine
+    rejected (a mistyped ``EvalFile``) would go unnoticed and the match would compare the
+    engine with itself; :meth:`ChessPlayer.start` checks them after configuring.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.errors: list[str] = []
+
+    @classmethod
+    async def start(
+        cls, command: list[str]
+    ) -> tuple[asyncio.SubprocessTransport, _ErrorWatchingUci]:
+        """``chess.engine.popen_uci`` for this class: spawn (own process group) and initialize."""
+        transport, engine = await cls.popen(command, setpgrp=True)
+        try:
+            await engine.initialize()
+        except BaseException:
+            transport.close()
+            raise
+        return transport, engine
+
+    def line_received(self, line: str) -> None:
+        if line.startswith("info string error"):
+            self.errors.append(line[len("info string ") :])
+        super().line_received(line)
+
+
 class ChessPlayer:
     """A chess engine driven by python-chess's asyncio UCI client."""
 
@@ -209,7 +240,7 @@ class ChessPlayer:
     async def start(cls, config: EngineConfig) -> ChessPlayer:
         try:
             transport, engine = await asyncio.wait_for(
-                chess.engine.popen_uci(list(config.command), setpgrp=True), STARTUP_TIMEOUT
+                _ErrorWatchingUci.start(list(config.command)), STARTUP_TIMEOUT
             )
         except (OSError, chess.engine.EngineError, TimeoutError) as exc:
             raise EngineStartError(f"cannot start {' '.join(config.command)!r}: {exc}") from None
@@ -225,6 +256,8 @@ class ChessPlayer:
                 options[name] = _check_value(value) if option.type == "check" else value
             await asyncio.wait_for(engine.configure(options), STARTUP_TIMEOUT)
             await asyncio.wait_for(engine.ping(), STARTUP_TIMEOUT)
+            if engine.errors:
+                raise EngineStartError(f"{player.name} rejected its options: {engine.errors[0]}")
         except (chess.engine.EngineError, TimeoutError) as exc:
             await player.close()
             raise EngineStartError(f"{player.name}: {exc}") from None

@@ -434,3 +434,21 @@ async def test_an_engine_that_cannot_be_restarted_ends_the_match(tmp_path: Path)
     )
     with pytest.raises(MatchError, match="cannot restart"):
         await play(settings)
+
+
+async def test_an_option_the_engine_rejects_stops_the_match(
+    brudno: list[str], tmp_path: Path
+) -> None:
+    """A mistyped EvalFile is answered with ``info string error``; the match must not go on
+    comparing the shipped weights with themselves."""
+    missing = tmp_path / "no-such-weights.json"
+    settings = MatchSettings(
+        engines=(
+            EngineConfig(tuple(brudno), (("EvalFile", str(missing)),), "Tuned"),
+            EngineConfig(tuple(brudno)),
+        ),
+        games=2,
+        depth=1,
+    )
+    with pytest.raises(MatchError, match="Tuned rejected its options: error: EvalFile"):
+        await play(settings)
