@@ -128,6 +128,17 @@ _STATUS_TEXT: Final = (
 )
 
 
+_EVAL_LIMIT: Final = 20_000
+"""Static evaluations are clamped to this, far inside the search's mate scores: an ``EvalFile``
+table with absurd weights must not produce a "mate" out of material.  The one place where
+``evaluate()`` may differ from ``evaluator.evaluate(features())``, and no real table gets
+near it."""
+
+
+def _clamped(value: int) -> int:
+    return _EVAL_LIMIT if value > _EVAL_LIMIT else (-_EVAL_LIMIT if value < -_EVAL_LIMIT else value)
+
+
 def describe_status(status: chess.Status) -> str:
     """Human-readable reasons for a ``board.status()`` bitmask, naming each flag."""
     reasons = [f"{text} ({name})" for flag, name, text in _STATUS_TEXT if status & flag]
@@ -477,12 +488,12 @@ class ChessGame:
     def evaluate(self) -> int:
         tables = self._tables
         if not tables.exact:
-            return self._evaluator.evaluate(evaluation.features(self._board))
+            return _clamped(self._evaluator.evaluate(evaluation.features(self._board)))
         cache = tables.eval_cache
         key = self._key
         value = cache.get(key)
         if value is None:
-            value = evaluate_fast(self._board, self._psq, tables)
+            value = _clamped(evaluate_fast(self._board, self._psq, tables))
             if len(cache) >= evaluation.EVAL_CACHE_SIZE:
                 cache.clear()
             cache[key] = value

@@ -372,3 +372,14 @@ def test_rook_files_bishop_pair_and_piece_mobility() -> None:
     assert black["rook.semi_open_file"] == 1
     assert (black["king.attackers"], black["king.zone_attacks"]) == (1, 2)
     assert "bishop_pair" not in black
+
+
+def test_absurd_weights_stay_out_of_the_mate_range() -> None:
+    """An EvalFile table may be silly; its evaluations must still read as centipawns."""
+    weights = dict(default_evaluator().weights)
+    weights["material.mg.Q"] = weights["material.eg.Q"] = 10_000
+    silly = LinearEvaluator(weights)
+    queens = from_fen("QQQQ4/QQQQ4/8/7k/8/8/8/K7 w - - 0 1", evaluator=silly)
+    assert silly.evaluate(queens.features()) > 60_000
+    assert queens.evaluate() == 20_000
+    assert -queens.evaluate() > -MATE_BOUND
