@@ -89,6 +89,7 @@ from games import GAMES
 from protocol import commands as cmd
 from protocol.argtypes import positive_int
 from protocol.formatting import error_line
+from protocol.options import NO_EVAL_FILES, EvalFileAccess
 from protocol.runner import SearchRunner
 from protocol.session import MAX_LINE_LENGTH, EngineSession
 from protocol.workers import ProcessRunner, warm_up
@@ -682,6 +683,19 @@ class WorkerConfig:
     status_file: Path | None = None
     """Kept at ``online`` while connected and subscribed, ``offline`` otherwise: a local
     health check (a container's) reads it without talking to the broker."""
+    eval_file_dir: Path | None = None
+    """The directory a job's ``EvalFile`` names a file in; ``None`` refuses every file (a
+    job would otherwise read any file on the worker's machine)."""
+
+    def eval_files(self) -> EvalFileAccess:
+        """The jobs' ``EvalFile`` policy; :class:`MqttConfigError` if the directory is
+        unusable."""
+        if self.eval_file_dir is None:
+            return NO_EVAL_FILES
+        try:
+            return EvalFileAccess.within(self.eval_file_dir)
+        except ValueError as exc:
+            raise MqttConfigError(f"--eval-file-dir: {exc}") from None
 
     def check(self) -> None:
         self.broker.check()
@@ -698,6 +712,7 @@ class WorkerConfig:
             raise MqttConfigError("max hash and dedup size must be at least 1")
         if self.reconnect_initial_s <= 0 or self.reconnect_max_s <= 0:
             raise MqttConfigError("reconnect delays must be positive")
+        self.eval_files()
 
 
 @dataclass(slots=True)
@@ -795,6 +810,8 @@ class MqttWorker:
     def __init__(self, config: WorkerConfig) -> None:
         config.check()
         self.config = config
+        self.eval_files = config.eval_files()
+        """What a job's ``EvalFile`` may read, resolved once for all jobs."""
         self.stats = WorkerStats()
         self.connected = asyncio.Event()
         """Set while connected and subscribed (tests and health checks wait on it)."""
@@ -1070,7 +1087,8 @@ class MqttWorker:
         def hash_budget(mb: int) -> str | None:
             return None if mb <= limit else f"Hash above this worker's limit of {limit} MiB"
 
-        session = EngineSession(collector, runner_factory=slot.lease, hash_budget=hash_budget)
+        session = EngineSession(collector, runner_factory=slot.lease, hash_budget=hash_budget,
+                                eval_files=self.eval_files)
         self._sessions[id(record)] = session
         started = time.monotonic()
         try:
@@ -1222,6 +1240,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        "before they are stopped (default %(default)s)")
     group.add_argument("--status-file", type=Path, metavar="FILE",
                        help="keep 'online' or 'offline' in this file, for health checks")
+    group.add_argument("--eval-file-dir", type=Path, metavar="DIR",
+                       help="jobs may load EvalFile weights from the files in DIR, and no "
+                       "others (default: EvalFile refuses every file)")
 
 
 
@@ -1241,6 +1262,7 @@ def run(args: argparse.Namespace) -> int:
             reconnect_max_s=args.reconnect_max,
             shutdown_timeout_s=args.shutdown_timeout,
             status_file=args.status_file,
+            eval_file_dir=args.eval_file_dir,
         )
         config.check()
         config.broker.ssl_context()  # a missing or bad CA file is a startup error

@@ -25,10 +25,13 @@ from protocol.commands import parse_int, show
 from protocol.errors import OptionError, UnknownOptionError
 
 __all__ = [
+    "ANY_PATH",
     "EVAL_FILE_SHIPPED",
+    "NO_EVAL_FILES",
     "Button",
     "Check",
     "Combo",
+    "EvalFileAccess",
     "LoadedWeights",
     "OptionError",
     "OptionSpec",
@@ -323,7 +326,95 @@ def is_default_eval_file(value: str) -> bool:
     return text in ("", EMPTY_STRING) or text.casefold() == EVAL_FILE_SHIPPED
 
 
-def load_weights(path: Path, shipped: Mapping[str, float], *, game: str) -> LoadedWeights:
+@dataclass(frozen=True, slots=True)
+class EvalFileAccess:
+    """Which files an ``EvalFile`` value may name, and the path a value stands for.
+
+    The file is read by the engine's own process.  On stdio that is the user's business, but
+    on a server the value names a path on the *server's* machine, and the error messages (no
+    such file, not JSON, unknown feature names) would let a remote client learn which files
+    exist and read pieces of them.  So the transport picks one of three policies:
+
+    * :data:`ANY_PATH` — the value is a path, ``~`` expanded (stdio: the user owns the process);
+    * :data:`NO_EVAL_FILES` — every file is refused (the servers' default);
+    * :meth:`within` a directory the operator chose — the value names a file in it (or in a
+      subdirectory), which must resolve, symlinks followed, to a regular file inside it.
+      Absolute paths, ``..`` leading out, symlinks leading out, missing files and anything
+      that is not a regular file all get the same refusal, which names neither the directory
+      nor the reason: nothing is learned about the filesystem outside the directory.
+
+    The values meaning the shipped weights (:func:`is_default_eval_file`) are no file and
+    always allowed; the session checks them before asking :meth:`locate`.
+    """
+
+    any_path: bool
+    directory: Path | None = None
+    """The only directory files are read from: absolute and resolved (set by :meth:`within`)."""
+
+    def __post_init__(self) -> None:
+        if self.any_path and self.directory is not None:
+            raise ValueError("EvalFileAccess: any_path and a directory exclude each other")
+
+    @classmethod
+    def within(cls, directory: Path) -> EvalFileAccess:
+        """Files in ``directory`` only.  Raises :class:`ValueError` (naming the directory, for
+        the operator at startup) unless it is an existing directory."""
+        try:
+            root = directory.expanduser().resolve(strict=True)
+        except FileNotFoundError:
+            raise ValueError(f"{directory} does not exist") from None
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python 3.11)
+            raise ValueError(f"cannot use {directory}: {exc}") from None
+        if not root.is_dir():
+            raise ValueError(f"{directory} is not a directory")
+        return cls(any_path=False, directory=root)
+
+    def locate(self, value: str) -> tuple[Path, str]:
+        """The file ``value`` names, and how messages to the client should name it.
+
+        Raises :class:`OptionError` when the policy refuses the value; nothing is read.
+        Under a directory, messages name the value as given, never the server's path.
+        """
+        text = value.strip()
+        if self.any_path:
+            path = Path(text).expanduser()
+            return path, str(path)
+        root = self.directory
+        if root is None:
+            raise OptionError(
+                "EvalFile: this server loads no weight files (start it with --eval-file-dir DIR)",
+                option="EvalFile", value=value,
+            )
+        name = Path(text)
+        try:
+            path = (root / name).resolve()
+            inside = (
+                not name.is_absolute()
+                and path != root
+                and path.is_relative_to(root)
+                and path.is_file()
+            )
+        except (OSError, ValueError, RuntimeError):  # a NUL byte, a symlink loop
+            inside = False
+        if not inside:
+            shown = "".join(c if c.isprintable() else "?" for c in text)
+            raise OptionError(
+                f"EvalFile: {shown} is not a file in the server's weights directory",
+                option="EvalFile", value=value,
+            )
+        return path, text
+
+
+ANY_PATH = EvalFileAccess(any_path=True)
+"""``EvalFile`` may name any path the process can read (stdio, the default)."""
+
+NO_EVAL_FILES = EvalFileAccess(any_path=False)
+"""``EvalFile`` refuses every file; only the shipped weights (the servers' default)."""
+
+
+def load_weights(
+    path: Path, shipped: Mapping[str, float], *, game: str, shown_as: str | None = None
+) -> LoadedWeights:
     """Read and check an ``EvalFile``: a flat JSON object ``{"feature": weight}``.
 
     This is the format ``brudno tune fit --out`` writes and
@@ -338,8 +429,11 @@ def load_weights(path: Path, shipped: Mapping[str, float], *, game: str) -> Load
     * a fractional weight is rounded to whole centipawns, as the tuner writes them: the chess
       adapter's fast evaluation needs integer weights and falls back to a several times slower
       route otherwise, which would handicap the very engine a match is measuring.
+
+    Messages name the file ``shown_as`` (default: ``path``), so a server can name it as its
+    client did without revealing where its weights directory is.
     """
-    where = str(path)
+    where = str(path) if shown_as is None else shown_as
     text = _read_text(path, where)
     try:
         data = json.loads(text)

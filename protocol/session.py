@@ -22,7 +22,6 @@ import logging
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, replace
 from importlib import metadata
-from pathlib import Path
 from typing import Any, Protocol
 
 from engine.control import SearchControl
@@ -43,7 +42,9 @@ from protocol.formatting import (
     option_line,
 )
 from protocol.options import (
+    ANY_PATH,
     Button,
+    EvalFileAccess,
     OptionError,
     Options,
     default_specs,
@@ -95,14 +96,30 @@ class _EvalFile:
 
 
 class EngineSession:
+    """One client's engine: its position, options, search and output.
+
+    The transport decides what this client may touch on the machine it runs on:
+
+    * ``runner_factory`` builds the runner (threads on stdio, a worker process on servers);
+    * ``hash_budget`` lets a server share memory among sessions (see the attribute below);
+    * ``eval_files`` says which files ``setoption name EvalFile`` may read
+      (:class:`~protocol.options.EvalFileAccess`): any path by default, as on stdio, where
+      the user owns the process; a server passes
+      :data:`~protocol.options.NO_EVAL_FILES` or ``EvalFileAccess.within(directory)``,
+      because there the value would name a file on the server's machine.  A refused value
+      gets one ``info string error: …`` and the option keeps its old value.
+    """
+
     def __init__(
         self,
         sink: LineSink,
         *,
         runner_factory: Callable[[int], SearchRunner] = ThreadRunner,
         hash_budget: Callable[[int], str | None] | None = None,
+        eval_files: EvalFileAccess = ANY_PATH,
     ) -> None:
         self._sink = sink
+        self._eval_files = eval_files
         self._hash_budget = hash_budget
         """Asked before ``Hash`` grows or shrinks (a server sharing memory among sessions):
         called with the requested MiB, it returns ``None`` to allow (and account) the new
@@ -277,7 +294,8 @@ class EngineSession:
         weights rebuild the position (``eval`` and the next search use them) and empty the
         hash table, whose scores were computed with the old weights.  The table belongs to
         the game it was checked against: under another variant it is inert, and a variant
-        without a weights table refuses a file outright.
+        without a weights table refuses a file outright.  Which files may be read at all is
+        the transport's ``eval_files`` policy; going back to the shipped weights always is.
         """
         value = self._options.get_str("EvalFile")
         loaded: _EvalFile | None = None
@@ -286,6 +304,7 @@ class EngineSession:
         else:
             variant = self._variant
             try:
+                path, shown_as = self._eval_files.locate(value)
                 if variant.weights is None:
                     raise OptionError(
                         f"EvalFile: {variant.name} has no weights table to replace "
@@ -293,16 +312,16 @@ class EngineSession:
                         option="EvalFile",
                         value=value,
                     )
-                path = value.strip()
                 table = load_weights(
-                    Path(path).expanduser(), variant.weights.shipped().weights, game=variant.name
+                    path, variant.weights.shipped().weights, game=variant.name, shown_as=shown_as
                 )
             except OptionError as exc:
                 self._options.set("EvalFile", before)
                 self._error(str(exc), shown)
                 return
-            loaded = _EvalFile(variant.name, path, table.evaluator)
-            self._say(table.summary(path))
+            given = value.strip()
+            loaded = _EvalFile(variant.name, given, table.evaluator)
+            self._say(table.summary(given))
         old, self._weights = self._weights, loaded
         if old is None and loaded is None:
             return  # the shipped weights again

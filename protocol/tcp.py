@@ -26,6 +26,9 @@ Limits, and why each exists:
   ``write_timeout_s`` while output is pending is disconnected.
 * ``token`` — required when binding anything but loopback: the first line must be
   ``auth <token>``, compared in constant time.
+* ``eval_file_dir`` — ``setoption name EvalFile`` reads a file on the server's machine, so by
+  default it is refused; with a directory, a client may name the files in it and nothing
+  else (:class:`~protocol.options.EvalFileAccess`).
 
 Shutdown (:meth:`TcpServer.shutdown`, on SIGTERM/SIGINT in ``brudno serve``): stop accepting,
 stop every search, deliver each searching client its ``bestmove``, close, all within
@@ -59,6 +62,7 @@ from typing import Self
 
 from protocol.argtypes import positive_int
 from protocol.formatting import error_line, info_string
+from protocol.options import NO_EVAL_FILES, EvalFileAccess
 from protocol.runner import SearchRunner
 from protocol.session import MAX_LINE_LENGTH, EngineSession, State
 from protocol.workers import ProcessRunner, warm_up
@@ -107,6 +111,18 @@ class ServerConfig:
     shutdown_timeout_s: float = 5.0
     runner_factory: Callable[[int], SearchRunner] = field(default=ProcessRunner)
     """Builds a session's runner from its Hash size; worker processes unless a test says so."""
+    eval_file_dir: Path | None = None
+    """The directory ``EvalFile`` values name files in; ``None`` refuses every file."""
+
+    def eval_files(self) -> EvalFileAccess:
+        """The sessions' ``EvalFile`` policy; :class:`ServerConfigError` if the directory is
+        unusable."""
+        if self.eval_file_dir is None:
+            return NO_EVAL_FILES
+        try:
+            return EvalFileAccess.within(self.eval_file_dir)
+        except ValueError as exc:
+            raise ServerConfigError(f"--eval-file-dir: {exc}") from None
 
     def check(self) -> None:
         """Raise :class:`ServerConfigError` for settings that are unsafe or meaningless."""
@@ -124,6 +140,7 @@ class ServerConfig:
         for name in ("max_sessions", "max_memory_mb", "max_line_bytes", "output_buffer_bytes"):
             if getattr(self, name) < 1:
                 raise ServerConfigError(f"{name} must be at least 1")
+        self.eval_files()
 
 
 def is_loopback(host: str) -> bool:
@@ -469,6 +486,7 @@ class Connection:
             self._sink,
             runner_factory=self._make_runner,
             hash_budget=lambda mb: self._server.memory.request(self.sid, mb),
+            eval_files=self._server.eval_files,
         )
         self._session = session
         hash_mb = session.options.get_int("Hash")
@@ -656,6 +674,8 @@ class TcpServer:
         config.check()
         self.config = config
         self.memory = MemoryBudget(config.max_memory_mb)
+        self.eval_files = config.eval_files()
+        """What ``EvalFile`` may read, resolved once for all sessions."""
         self._server: asyncio.Server | None = None
         self._connections: dict[asyncio.Task[None], Connection] = {}
         self._refusing: set[asyncio.Task[None]] = set()
@@ -806,6 +826,9 @@ def configure_serve(parser: argparse.ArgumentParser) -> None:
                         "and clients before connections are cut (default %(default)s)")
     parser.add_argument("--no-connection-log", action="store_true",
                         help="do not log connection events to stderr")
+    parser.add_argument("--eval-file-dir", type=Path, metavar="DIR",
+                        help="clients may load EvalFile weights from the files in DIR, and "
+                        "no others (default: EvalFile refuses every file)")
 
 
 
@@ -844,6 +867,7 @@ def run_serve(args: argparse.Namespace) -> int:
         idle_timeout_s=args.idle_timeout if args.idle_timeout > 0 else None,
         max_line_bytes=args.max_line_bytes,
         shutdown_timeout_s=max(0.0, args.shutdown_timeout),
+        eval_file_dir=args.eval_file_dir,
     )
     try:
         config.check()

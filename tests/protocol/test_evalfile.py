@@ -15,7 +15,13 @@ import pytest
 
 from games.chess_game import default_evaluator
 from protocol.errors import OptionError
-from protocol.options import is_default_eval_file, load_weights
+from protocol.options import (
+    ANY_PATH,
+    NO_EVAL_FILES,
+    EvalFileAccess,
+    is_default_eval_file,
+    load_weights,
+)
 from protocol.runner import ThreadRunner
 from protocol.session import EngineSession
 
@@ -311,3 +317,109 @@ async def test_the_search_uses_the_table(tmp_path: Path) -> None:
     await session.handle("setoption name EvalFile value <default>")
     assert await best_move(session, sink, "go depth 1") == "bestmove d4f6"
     await session.close()
+
+
+# -- which files a session may read (servers) -------------------------------------------------
+
+
+async def test_a_server_without_a_weights_directory_refuses_every_file(tmp_path: Path) -> None:
+    sink = ListSink()
+    session = EngineSession(sink, eval_files=NO_EVAL_FILES)
+    path = heavy_knight_file(tmp_path)
+    for value in (str(path), "heavy.json", "/etc/passwd", "~/.ssh/id_rsa"):
+        line = f"setoption name EvalFile value {value}"
+        await session.handle(line)
+        assert sink.take() == [
+            "info string error: EvalFile: this server loads no weight files "
+            f"(start it with --eval-file-dir DIR) ({line})"
+        ]
+        assert session.options["EvalFile"] == ""
+    for value in ("<default>", "<empty>", ""):  # the shipped weights: always allowed
+        await session.handle(f"setoption name EvalFile value {value}".rstrip())
+        assert sink.take() == []
+        assert session.options["EvalFile"] == ""
+    assert (await evaluation(session, sink))[0] == "shipped"
+    await session.close()
+
+
+@pytest.fixture
+def weights_dir(tmp_path: Path) -> Path:
+    """A server's weights directory, next to files it must not hand out::
+
+        tmp/outside.json         a valid table, outside the directory
+        tmp/weights/heavy.json   knights 500 cp dearer
+        tmp/weights/sub/n.json   the same, in a subdirectory
+        tmp/weights/alias.json   -> heavy.json (a symlink that stays inside)
+        tmp/weights/escape.json  -> ../outside.json (a symlink leading out)
+        tmp/weights/typo.json    an unknown feature name
+        tmp/link                 -> weights (the directory named through a symlink)
+    """
+    root = tmp_path / "weights"
+    (root / "sub").mkdir(parents=True)
+    heavy_knight_file(root)
+    heavy_knight_file(root / "sub").rename(root / "sub" / "n.json")
+    heavy_knight_file(tmp_path).rename(tmp_path / "outside.json")
+    (root / "alias.json").symlink_to("heavy.json")
+    (root / "escape.json").symlink_to(tmp_path / "outside.json")
+    (root / "typo.json").write_text('{"material.mg.Knight": 900}')
+    (tmp_path / "link").symlink_to(root, target_is_directory=True)
+    return root
+
+
+async def test_a_weights_directory_serves_its_files_and_nothing_else(
+    tmp_path: Path, weights_dir: Path
+) -> None:
+    sink = ListSink()
+    session = EngineSession(sink, eval_files=EvalFileAccess.within(tmp_path / "link"))
+    await session.handle(f"position fen {EXTRA_KNIGHT}")
+    shipped = await evaluation(session, sink)
+    for value in ("sub/n.json", "alias.json", "heavy.json"):
+        await session.handle(f"setoption name EvalFile value {value}")
+        assert sink.take() == [f"info string EvalFile: 786 weights from {value}"]
+        assert session.options["EvalFile"] == value
+    assert await evaluation(session, sink) == ("heavy.json", shipped[1] + 500)
+    refused = [
+        "../outside.json", str(tmp_path / "outside.json"), str(weights_dir / "heavy.json"),
+        "escape.json", "sub/../../outside.json", "missing.json", "sub", ".", "/dev/zero",
+        "../../../../etc/passwd", "heavy.json\x00",
+    ]
+    for value in refused:
+        line = f"setoption name EvalFile value {value}"
+        await session.handle(line)
+        shown = value.replace("\x00", "?")  # control characters never reach the client raw
+        assert sink.take() == [
+            f"info string error: EvalFile: {shown} is not a file in the server's weights "
+            f"directory ({line.replace(value, shown)})"
+        ]
+        assert session.options["EvalFile"] == "heavy.json"
+    # A file inside that is refused for its content is named as the client named it: the
+    # server's directory never appears in what the client is told.
+    line = "setoption name EvalFile value typo.json"
+    await session.handle(line)
+    assert sink.take() == [
+        "info string error: EvalFile: typo.json: unknown chess features "
+        f"'material.mg.Knight' ({line})"
+    ]
+    assert await evaluation(session, sink) == ("heavy.json", shipped[1] + 500)
+    await session.handle("setoption name EvalFile value <default>")
+    assert (session.options["EvalFile"], await evaluation(session, sink)) == ("", shipped)
+    await session.close()
+
+
+def test_locating_files(tmp_path: Path, weights_dir: Path) -> None:
+    access = EvalFileAccess.within(tmp_path / "link")
+    assert access.directory == weights_dir.resolve()
+    assert access.locate(" sub/n.json ") == (weights_dir.resolve() / "sub" / "n.json", "sub/n.json")
+    with pytest.raises(OptionError) as caught:
+        access.locate("bad\x1b[2J.json")
+    assert str(caught.value) == (
+        "EvalFile: bad?[2J.json is not a file in the server's weights directory"
+    )
+    assert ANY_PATH.locate("~/w.json") == (Path.home() / "w.json", str(Path.home() / "w.json"))
+    assert ANY_PATH.locate("../w.json") == (Path("../w.json"), "../w.json")
+    for directory, what in ((tmp_path / "nowhere", "does not exist"),
+                            (weights_dir / "heavy.json", "is not a directory")):
+        with pytest.raises(ValueError, match=f"^{directory} {what}$"):
+            EvalFileAccess.within(directory)
+    with pytest.raises(ValueError, match="exclude each other"):
+        EvalFileAccess(any_path=True, directory=weights_dir)

@@ -33,7 +33,9 @@ from engine.score import Cp
 from engine.search import Searcher
 from games import get_variant
 from games.chess_game import default_evaluator
+from protocol.cli import build_parser
 from protocol.runner import run_search
+from protocol.tcp import ServerConfig, ServerConfigError
 
 FEN = "4k3/8/1n3b2/8/3Q4/8/8/4K3 w - - 0 1"
 KNIGHTS_900 = {"material.mg.N": 900, "material.eg.N": 900}
@@ -135,12 +137,12 @@ async def test_a_tcp_session_searches_with_the_table_in_its_worker_process(
     wanted = {"shipped": _expected(None), "heavy": _expected(heavy)}
     assert wanted["shipped"] != wanted["heavy"]
     got = {}
-    async with running_server() as server:
+    async with running_server(eval_file_dir=knights_900.parent) as server:
         client = await TcpClient.open(server.port)
         await client.send(f"position fen {FEN}", "go depth 1")
         got["shipped"] = await _depth_1(client)
-        assert await client.exchange(f"setoption name EvalFile value {knights_900}") == [
-            f"info string EvalFile: 786 weights from {knights_900}"
+        assert await client.exchange(f"setoption name EvalFile value {knights_900.name}") == [
+            f"info string EvalFile: 786 weights from {knights_900.name}"
         ]
         await client.send("go depth 1")  # the position was rebuilt with the new table
         got["heavy"] = await _depth_1(client)
@@ -156,3 +158,48 @@ async def _depth_1(client: TcpClient) -> tuple[str, int]:
     infos, best = await client.bestmove()
     (info,) = [line.split() for line in infos if line.startswith("info depth 1 ")]
     return best, int(info[info.index("cp") + 1])
+
+
+async def test_a_tcp_server_reads_weights_only_from_its_eval_file_dir(
+    knights_900: Path, tmp_path: Path
+) -> None:
+    """A remote client names files on the server's machine: refused unless the operator gave
+    a weights directory, and then only the files in it."""
+    by_path = f"setoption name EvalFile value {knights_900}"
+    by_name = "setoption name EvalFile value knights 900.json"
+    async with running_server() as server:
+        client = await TcpClient.open(server.port)
+        assert await client.exchange(by_path, by_name) == [
+            "info string error: EvalFile: this server loads no weight files "
+            f"(start it with --eval-file-dir DIR) ({line})"
+            for line in (by_path, by_name)
+        ]
+        assert (await client.exchange("eval"))[0] == "Weights: shipped"
+        await client.send("quit")
+        assert await client.read_to_end() == []
+        await client.close()
+    async with running_server(eval_file_dir=tmp_path) as server:
+        client = await TcpClient.open(server.port)
+        assert await client.exchange(by_name, by_path) == [
+            "info string EvalFile: 786 weights from knights 900.json",
+            f"info string error: EvalFile: {knights_900} is not a file in the server's "
+            f"weights directory ({by_path})",
+        ]
+        assert (await client.exchange("eval"))[0] == "Weights: knights 900.json"
+        await client.send("quit")
+        assert await client.read_to_end() == []
+        await client.close()
+
+
+def test_serve_checks_its_eval_file_dir_at_startup(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nowhere"
+    with pytest.raises(ServerConfigError, match=f"^--eval-file-dir: {missing} does not exist$"):
+        ServerConfig(eval_file_dir=missing).check()
+    args = build_parser().parse_args(["serve", "--port", "0", "--eval-file-dir", str(missing)])
+    assert args.eval_file_dir == missing
+    assert args.run(args) == 2
+    assert capsys.readouterr().err == (
+        f"brudno serve: --eval-file-dir: {missing} does not exist\n"
+    )

@@ -23,10 +23,20 @@ from mosquitto_fixture import (
 )
 from tcp_helpers import ensure_warm
 
+from games.chess_game import default_evaluator
 from protocol import mqtt
 from protocol.cli import build_parser, main
-from protocol.mqtt import FatalBrokerError, MqttWorker, WorkerConfig
+from protocol.mqtt import (
+    STATUS_DONE,
+    STATUS_ERROR,
+    FatalBrokerError,
+    MqttWorker,
+    WorkerConfig,
+    parse_job,
+)
 from protocol.mqtt_ask import AskClient
+from protocol.options import NO_EVAL_FILES, EvalFileAccess
+from protocol.runner import ThreadRunner
 
 
 @dataclass(frozen=True)
@@ -162,3 +172,45 @@ def test_compose_fleet_runs_a_real_worker_command() -> None:
     assert args.broker == "mqtt://mosquitto:1883"
     assert str(args.status_file) in worker[worker.index("healthcheck:"):]
     assert "depends_on: [mosquitto]" in worker
+
+
+async def test_worker_eval_file_dir_is_checked_and_governs_the_jobs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A job's ``EvalFile`` names a file on the worker's machine: refused by default, only
+    files in ``--eval-file-dir`` otherwise.  Jobs run here without a broker (a reply that
+    cannot be published is simply not sent)."""
+    missing = tmp_path / "nowhere"
+    assert main(["mqtt", "--eval-file-dir", str(missing)]) == 2
+    assert capsys.readouterr().err == f"brudno mqtt: --eval-file-dir: {missing} does not exist\n"
+    args = build_parser().parse_args(["mqtt", "--eval-file-dir", str(tmp_path)])
+    assert args.eval_file_dir == tmp_path
+
+    weights = {**default_evaluator().weights, "material.mg.N": 900, "material.eg.N": 900}
+    (tmp_path / "n900.json").write_text(json.dumps(weights), "utf-8")
+    setoption = "setoption name EvalFile value n900.json"
+    job = parse_job(
+        f"{setoption}\nposition fen 4k3/8/1n3b2/8/3Q4/8/8/4K3 w - - 0 1\ngo depth 1".encode(),
+        "chess",
+    )  # the queen on d4 takes the bishop on f6, or with knights at 900 the knight on b6
+
+    async def answer(config: WorkerConfig) -> tuple[str, str]:
+        worker = MqttWorker(config)
+        record = mqtt._Record("replies/t", b"c1", [])
+        slot = mqtt._Slot(ThreadRunner)
+        try:
+            return await worker._search(record, job, slot)
+        finally:
+            await slot.runner.close()
+
+    refusing = WorkerConfig(worker_id="w1", runner_factory=ThreadRunner)
+    assert MqttWorker(refusing).eval_files is NO_EVAL_FILES
+    assert await answer(refusing) == (
+        STATUS_ERROR,
+        "info string error: EvalFile: this server loads no weight files "
+        f"(start it with --eval-file-dir DIR) ({setoption})",
+    )
+    serving = WorkerConfig(worker_id="w2", runner_factory=ThreadRunner, eval_file_dir=tmp_path)
+    assert MqttWorker(serving).eval_files == EvalFileAccess.within(tmp_path)
+    status, payload = await answer(serving)
+    assert (status, payload.splitlines()[-1]) == (STATUS_DONE, "bestmove d4b6")
