@@ -2,8 +2,9 @@
 
 Only moves lines: stdin → session, session → stdout.  stdin is read on a daemon thread (a
 blocking read works for pipes, files and terminals alike, which asyncio's pipe support does
-not) and handed to the event loop through a small bounded queue, so a flood of input waits
-in the pipe, not in our memory.  Every output line is flushed at once: a GUI waits for it.
+not) and handed to the event loop with at most a few dozen lines in flight, so a flood of
+input waits in the pipe, not in our memory.  Every output line is flushed at once: a GUI
+waits for it.
 """
 
 from __future__ import annotations
@@ -43,16 +44,27 @@ class StdoutSink:
             log.info("stdout closed; discarding further output")
 
 
-def _read_lines(fd: int, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None]) -> None:
+def _read_lines(
+    fd: int,
+    loop: asyncio.AbstractEventLoop,
+    queue: asyncio.Queue[str | None],
+    slots: threading.Semaphore,
+) -> None:
     """Blocking reader thread.
 
     Reads the raw file descriptor with ``os.read`` rather than ``sys.stdin``: a daemon thread
     blocked inside a *buffered* reader holds its lock, and CPython aborts at exit when it
     finds it held.  Splits lines itself; accepts LF and CRLF (the parser strips the CR).
+
+    Backpressure is a semaphore of free queue places (released by the consumer), so handing a
+    line over is a plain ``call_soon_threadsafe``: no coroutine or task is ever created for
+    the loop from this thread, and none is left pending or unawaited when ``quit`` closes the
+    loop while input is still arriving.
     """
 
     def put(item: str | None) -> None:
-        asyncio.run_coroutine_threadsafe(queue.put(item), loop).result()
+        slots.acquire()
+        loop.call_soon_threadsafe(queue.put_nowait, item)  # RuntimeError once the loop closed
 
     pending = b""
     try:
@@ -75,18 +87,20 @@ def _read_lines(fd: int, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[s
 async def serve_stdio(stdin_fd: int = 0, stdout: TextIO | None = None) -> int:
     """Run one session on the process's stdio until ``quit`` or end of input."""
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[str | None] = asyncio.Queue(maxsize=INPUT_QUEUE_LINES)
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+    slots = threading.Semaphore(INPUT_QUEUE_LINES)
     sink = StdoutSink(stdout or sys.stdout)
     session = EngineSession(sink)
     reader = threading.Thread(
         target=_read_lines,
-        args=(stdin_fd, loop, queue),
+        args=(stdin_fd, loop, queue, slots),
         name="brudno-stdin",
         daemon=True,
     )
     reader.start()
     while True:
         line = await queue.get()
+        slots.release()
         if line is _EOF:
             await session.finish_input()
             break

@@ -7,6 +7,7 @@ position and options must be unchanged.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import AsyncIterator
 
 import pytest
@@ -283,3 +284,19 @@ async def test_a_position_that_extends_the_game_plays_only_the_new_moves(uci: Uc
     lines = await uci.read_until(lambda s: s.startswith("bestmove"))
     assert lines[-1].startswith("bestmove b8c6")
     assert " score cp 0 " in lines[-2], lines
+
+
+@pytest.mark.parametrize(
+    "script",
+    ["uci\nquit\n", "uci\nisready\nquit\nisready\nisready\n", "quit\n" + "isready\n" * 200],
+)
+def test_quit_leaves_nothing_on_stderr(brudno: list[str], script: str) -> None:
+    """Input still arriving when ``quit`` closes the loop is dropped silently: no thread
+    traceback, no "never awaited" warning (both seen before the reader used a semaphore)."""
+    for _ in range(5):
+        done = subprocess.run(
+            brudno, input=script, capture_output=True, text=True, timeout=60, check=False
+        )
+        assert done.returncode == 0
+        assert done.stderr == ""
+        assert done.stdout.count("readyok") <= script.split("quit", maxsplit=1)[0].count("isready")
