@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +84,76 @@ def run_match(args: argparse.Namespace, sf_elo: int) -> dict[str, Any]:
         return result
 
 
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One ladder match: Stockfish's setting and Brudno's measured difference from it."""
+
+    sf_elo: int
+    diff: float
+    """Brudno minus Stockfish; +/-400 stands for a 100% / 0% score (unbounded)."""
+    margin: float
+    """Half the 95% interval of ``diff`` (infinite for an unbounded one)."""
+
+    @classmethod
+    def of(cls, sf_elo: int, pair: dict[str, Any]) -> Step:
+        if pair["elo"] is None:  # 0% or 100%: jump by 400 toward the other side
+            return cls(sf_elo, 400.0 if pair["score"] > 0.5 else -400.0, float("inf"))
+        return cls(sf_elo, pair["elo"], (pair["elo_upper"] - pair["elo_lower"]) / 2)
+
+
+def known_step(text: str) -> Step:
+    """``--known 1900:-183.2:96.6`` (argparse type)."""
+    try:
+        elo, diff, margin = text.split(":")
+        return Step(int(elo), float(diff), float(margin))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected ELO:DIFF:MARGIN, got {text!r}") from None
+
+
+def next_setting(steps: list[Step]) -> float:
+    """Where to play next: between the closest settings Brudno beat and lost to, by linear
+    interpolation of the measured differences (a secant step); before the 50% point is
+    bracketed, where the last match says Brudno's rating is.
+
+    Stockfish's ``UCI_Elo`` is not a linear scale (measured here: +413 against 1500 but
+    -183 against 1900), so jumping by the last difference alone oscillates around the
+    50% point instead of closing in on it."""
+    above = [s for s in steps if s.diff > 0]
+    below = [s for s in steps if s.diff < 0]
+    if not above or not below:
+        return steps[-1].sf_elo + steps[-1].diff
+    weaker = max(above, key=lambda s: s.sf_elo)
+    stronger = min(below, key=lambda s: s.sf_elo)
+    span = stronger.sf_elo - weaker.sf_elo
+    return weaker.sf_elo + span * weaker.diff / (weaker.diff - stronger.diff)
+
+
+def fifty_percent_point(steps: list[Step]) -> tuple[float, float]:
+    """The setting at which the difference is zero, with half its 95% interval.
+
+    A weighted least-squares line through (setting, difference) of every bounded match
+    (weights 1/variance), its root, and the root's standard error by the delta method.  With
+    one bounded match, or a fitted line that does not fall as Stockfish gets stronger, the
+    answer is the match closest to 50%: its setting plus its difference."""
+    bounded = [s for s in steps if math.isfinite(s.margin) and s.margin > 0]
+    if len({s.sf_elo for s in bounded}) >= 2:
+        weights = [(1.96 / s.margin) ** 2 for s in bounded]
+        total = sum(weights)
+        mean = sum(w * s.sf_elo for w, s in zip(weights, bounded, strict=True)) / total
+        spread = sum(w * (s.sf_elo - mean) ** 2 for w, s in zip(weights, bounded, strict=True))
+        slope = (
+            sum(w * (s.sf_elo - mean) * s.diff for w, s in zip(weights, bounded, strict=True))
+            / spread
+        )
+        level = sum(w * s.diff for w, s in zip(weights, bounded, strict=True)) / total
+        if slope < 0:
+            root = mean - level / slope
+            variance = (1 / total) / slope**2 + level**2 * (1 / spread) / slope**4
+            return root, 1.96 * math.sqrt(variance)
+    closest = min(steps, key=lambda s: (abs(s.diff), s.margin))
+    return closest.sf_elo + closest.diff, closest.margin
+
+
 def result_line(args: argparse.Namespace, sf_elo: int, result: dict[str, Any]) -> str:
     pair = result["pairs"][0]
     brudno, sf = result["engines"]
@@ -115,28 +187,29 @@ def main() -> int:
     parser.add_argument("--pgn", help="append the games to this file")
     parser.add_argument("--find-elo", action="store_true", help="ladder toward 50%%")
     parser.add_argument("--steps", type=int, default=3, help="matches in the ladder")
+    parser.add_argument(
+        "--known", action="append", default=[], metavar="ELO:DIFF:MARGIN", type=known_step,
+        help="a ladder match already played (setting, Brudno's difference, half its 95%% "
+        "interval): continue a ladder from it instead of replaying it",
+    )
     args = parser.parse_args()
 
     sf_elo = max(SF_ELO_MIN, min(SF_ELO_MAX, args.elo))
     if not args.find_elo:
         print(result_line(args, sf_elo, run_match(args, sf_elo)), flush=True)
         return 0
-    estimate = None
-    for step in range(1, args.steps + 1):
+    steps: list[Step] = list(args.known)
+    if steps:
+        sf_elo = max(SF_ELO_MIN, min(SF_ELO_MAX, round(next_setting(steps))))
+    for number in range(len(steps) + 1, len(steps) + args.steps + 1):
         result = run_match(args, sf_elo)
-        print(f"step {step}: " + result_line(args, sf_elo, result), flush=True)
-        pair = result["pairs"][0]
-        if pair["elo"] is None:  # 0% or 100%: jump by 400 toward the other side
-            diff = 400.0 if pair["score"] > 0.5 else -400.0
-            margin = float("inf")
-        else:
-            diff = pair["elo"]
-            margin = (pair["elo_upper"] - pair["elo_lower"]) / 2
-        estimate = (sf_elo + diff, margin)
-        next_elo = max(SF_ELO_MIN, min(SF_ELO_MAX, round(sf_elo + diff)))
-        if next_elo == sf_elo:
+        print(f"step {number}: " + result_line(args, sf_elo, result), flush=True)
+        steps.append(Step.of(sf_elo, result["pairs"][0]))
+        next_elo = max(SF_ELO_MIN, min(SF_ELO_MAX, round(next_setting(steps))))
+        if any(step.sf_elo == next_elo for step in steps):
             break
         sf_elo = next_elo
+    estimate = fifty_percent_point(steps) if steps else None
     if estimate is not None:
         value, margin = estimate
         if margin == float("inf"):
