@@ -6,9 +6,10 @@ then one result line per match on stdout)::
     # score >= 50% against UCI_Elo 1500 at 10+0.1 over 200 games (about an hour with -c 2)
     python bench/match_stockfish.py --elo 1500 --tc 10+0.1 --games 200 --concurrency 2
 
-    # the UCI_Elo at which Brudno scores 50%: a ladder of matches, each starting where the
-    # previous one estimated Brudno's rating (Stockfish's UCI_Elo + the measured difference)
-    python bench/match_stockfish.py --find-elo --elo 1500 --tc 10+0.1 --games 100 --steps 3
+    # the UCI_Elo at which Brudno scores 50%: a ladder of matches, the next setting where the
+    # last match puts Brudno's rating until 50% is bracketed, then by interpolation; the
+    # answer is the root of a line fitted through all of them (--known continues a ladder)
+    python bench/match_stockfish.py --find-elo --elo 1900 --tc 10+0.1 --games 60 --steps 3
 
     # never lose on time: 200 games at 2+0.02 (the time-loss count is in the result line)
     python bench/match_stockfish.py --elo 1500 --tc 2+0.02 --games 200 --concurrency 2
