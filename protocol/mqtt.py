@@ -89,7 +89,7 @@ from games import GAMES
 from protocol import commands as cmd
 from protocol.argtypes import positive_int
 from protocol.formatting import error_line
-from protocol.options import NO_EVAL_FILES, EvalFileAccess
+from protocol.options import EvalFileAccess
 from protocol.runner import SearchRunner
 from protocol.session import MAX_LINE_LENGTH, EngineSession
 from protocol.workers import ProcessRunner, warm_up
@@ -690,10 +690,8 @@ class WorkerConfig:
     def eval_files(self) -> EvalFileAccess:
         """The jobs' ``EvalFile`` policy; :class:`MqttConfigError` if the directory is
         unusable."""
-        if self.eval_file_dir is None:
-            return NO_EVAL_FILES
         try:
-            return EvalFileAccess.within(self.eval_file_dir)
+            return EvalFileAccess.for_server(self.eval_file_dir)
         except ValueError as exc:
             raise MqttConfigError(f"--eval-file-dir: {exc}") from None
 

@@ -369,6 +369,12 @@ class EvalFileAccess:
             raise ValueError(f"{directory} is not a directory")
         return cls(any_path=False, directory=root)
 
+    @classmethod
+    def for_server(cls, directory: Path | None) -> EvalFileAccess:
+        """A server's policy (``--eval-file-dir``): files in ``directory`` only, or none
+        without one.  Raises :class:`ValueError` like :meth:`within`."""
+        return NO_EVAL_FILES if directory is None else cls.within(directory)
+
     def locate(self, value: str) -> tuple[Path, str]:
         """The file ``value`` names, and how messages to the client should name it.
 

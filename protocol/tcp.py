@@ -62,7 +62,7 @@ from typing import Self
 
 from protocol.argtypes import positive_int
 from protocol.formatting import error_line, info_string
-from protocol.options import NO_EVAL_FILES, EvalFileAccess
+from protocol.options import EvalFileAccess
 from protocol.runner import SearchRunner
 from protocol.session import MAX_LINE_LENGTH, EngineSession, State
 from protocol.workers import ProcessRunner, warm_up
@@ -117,10 +117,8 @@ class ServerConfig:
     def eval_files(self) -> EvalFileAccess:
         """The sessions' ``EvalFile`` policy; :class:`ServerConfigError` if the directory is
         unusable."""
-        if self.eval_file_dir is None:
-            return NO_EVAL_FILES
         try:
-            return EvalFileAccess.within(self.eval_file_dir)
+            return EvalFileAccess.for_server(self.eval_file_dir)
         except ValueError as exc:
             raise ServerConfigError(f"--eval-file-dir: {exc}") from None
 
