@@ -27,6 +27,7 @@ from engine.game import IllegalMoveError, InvalidPositionError
 from games.chess_game import evaluation
 from games.chess_game.checks import CheckSquares, check_squares, quick_gives_check
 from games.chess_game.evaluation import EvalTables, evaluate_fast, material_psq
+from games.chess_game.movegen import legal_moves_not_in_check
 from games.chess_game.see import SEE_VALUES, see_ge
 from games.chess_game.zobrist import (
     PIECE_KEYS,
@@ -209,6 +210,7 @@ class ChessGame:
         "_evaluator",
         "_key",
         "_keys",
+        "_legality",
         "_psq",
         "_tables",
         "_undo",
@@ -249,26 +251,64 @@ class ChessGame:
         self._checks_key = -1
         self._keys = [self._key]
         self._undo: list[tuple[int, int, int, int, int, int]] = []
+        self._legality: list[tuple[int, int, int, int]] = []
         for move in board.move_stack:
             self.push(move)
 
     # -- moves -----------------------------------------------------------------------------
 
+    def _legality_at_node(self) -> tuple[int, int, int, int]:
+        """``(key, king square, pinned pieces, checkers)`` of the side to move.
+
+        python-chess works these out on every ``generate_legal_moves`` call, and a node asks
+        up to four times (captures, en passant, promotions, quiet moves) with its children
+        searched in between; one slot per game ply keeps them for the node's whole life.
+        """
+        ply = len(self._undo)
+        slots = self._legality
+        key = self._key
+        if ply < len(slots):
+            slot = slots[ply]
+            if slot[0] == key:
+                return slot
+        b = self._board
+        us = b.turn
+        king = (b.kings & b.occupied_co[us]).bit_length() - 1
+        slot = (key, king, b._slider_blockers(king), b.attackers_mask(not us, king))
+        if ply < len(slots):
+            slots[ply] = slot
+        else:
+            slots.extend([slot] * (ply + 1 - len(slots)))
+        return slot
+
+    def _legal(self, from_mask: int, to_mask: int) -> list[chess.Move]:
+        """``list(board.generate_legal_moves(from_mask, to_mask))``, in the same order."""
+        _, king, pinned, checkers = self._legality_at_node()
+        b = self._board
+        if not checkers:
+            return legal_moves_not_in_check(b, king, pinned, from_mask, to_mask)
+        is_safe = b._is_safe
+        return [
+            m
+            for m in b._generate_evasions(king, checkers, from_mask, to_mask)
+            if is_safe(king, pinned, m)
+        ]
+
     def legal_moves(self) -> list[chess.Move]:
-        return list(self._board.generate_legal_moves())
+        return self._legal(_BB_ALL, _BB_ALL)
 
     def noisy_moves(self) -> list[chess.Move]:
         """Captures (en passant included) and promotions: queen promotions first, then
         captures by most valuable victim / least valuable attacker, underpromotions last."""
         b = self._board
         us = b.turn
-        moves = list(b.generate_legal_moves(_BB_ALL, b.occupied_co[not us]))
+        moves = self._legal(_BB_ALL, b.occupied_co[not us])
         ep = b.ep_square
         if ep is not None:
             moves.extend(b.generate_legal_ep())
         promoting = b.pawns & b.occupied_co[us] & (chess.BB_RANK_7 if us else chess.BB_RANK_2)
         if promoting:
-            moves.extend(b.generate_legal_moves(promoting, _BB_ALL & ~b.occupied))
+            moves.extend(self._legal(promoting, _BB_ALL & ~b.occupied))
         if len(moves) > 1:
             piece_type_at = b.piece_type_at
 
@@ -290,7 +330,7 @@ class ChessGame:
         b = self._board
         us = b.turn
         promoting = b.pawns & b.occupied_co[us] & (chess.BB_RANK_7 if us else chess.BB_RANK_2)
-        moves = list(b.generate_legal_moves(_BB_ALL & ~promoting, _BB_ALL & ~b.occupied_co[not us]))
+        moves = self._legal(_BB_ALL & ~promoting, _BB_ALL & ~b.occupied_co[not us])
         ep = b.ep_square
         if ep is not None:
             pawns = b.pawns

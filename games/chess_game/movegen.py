@@ -1,0 +1,196 @@
+"""Legal move lists in python-chess's own order, built from shared move objects.
+
+python-chess generates moves with nested generators and a fresh ``Move`` per move; in a
+search that asks for a node's captures and then its quiet moves, that is a third of the time
+spent per node.  This module builds the same lists directly: one loop per piece kind over
+the attack tables, moves taken from a precomputed table (``chess.Move`` is an immutable value,
+so sharing one object per from/to/promotion is safe), and the pin test folded into the attack
+masks.  Sharing objects also makes the search's "is the killer among these moves?" tests
+succeed on identity before any ``Move.__eq__`` call.
+
+The order is python-chess's ``generate_legal_moves`` order exactly: pieces other than pawns
+from the highest square down, each to its targets from the highest square down, then
+castling, pawn captures, single and double pawn pushes, en passant.  A search's node counts
+depend on move order, so the tests compare whole lists, not sets.
+
+Only positions with the side to move not in check are handled here; evasions stay with
+python-chess (:meth:`chess.Board._generate_evasions` plus its pin test), which is rare enough
+not to matter.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import chess
+from chess import (
+    BB_DIAG_ATTACKS,
+    BB_DIAG_MASKS,
+    BB_FILE_ATTACKS,
+    BB_FILE_MASKS,
+    BB_KING_ATTACKS,
+    BB_KNIGHT_ATTACKS,
+    BB_PAWN_ATTACKS,
+    BB_RANK_ATTACKS,
+    BB_RANK_MASKS,
+    BB_RAYS,
+    BB_SQUARES,
+)
+
+__all__ = ["MOVES", "legal_moves_not_in_check", "promotions"]
+
+_BACKRANKS: Final = chess.BB_RANK_1 | chess.BB_RANK_8
+
+MOVES: Final[tuple[tuple[chess.Move, ...], ...]] = tuple(
+    tuple(chess.Move(frm, to) for to in chess.SQUARES) for frm in chess.SQUARES
+)
+"""``MOVES[from][to]``: the plain move, one shared object per pair."""
+
+_PROMOTION_PIECES: Final = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
+_PROMOTIONS: Final[dict[tuple[int, int], tuple[chess.Move, ...]]] = {
+    (frm, to): tuple(chess.Move(frm, to, piece) for piece in _PROMOTION_PIECES)
+    for frm in chess.SQUARES
+    for to in chess.SQUARES
+    if chess.square_rank(to) in (0, 7)
+}
+
+
+def promotions(frm: chess.Square, to: chess.Square) -> tuple[chess.Move, ...]:
+    """The four promotions of a pawn move, queen first (python-chess's order)."""
+    return _PROMOTIONS[frm, to]
+
+
+def legal_moves_not_in_check(
+    board: chess.Board,
+    king: chess.Square,
+    pinned: chess.Bitboard,
+    from_mask: chess.Bitboard,
+    to_mask: chess.Bitboard,
+) -> list[chess.Move]:
+    """``list(board.generate_legal_moves(from_mask, to_mask))`` when the side to move is not
+    in check; ``pinned`` is ``board._slider_blockers(king)`` (own pieces pinned to the king).
+
+    A pinned piece keeps only the targets on the line through it and its king (python-chess's
+    ``_is_safe`` test, applied to a whole mask at once); the king keeps only unattacked
+    squares; en passant captures go through python-chess's own test (a capture can uncover a
+    rank attack through two pawns at once).
+    """
+    turn = board.turn
+    ours = board.occupied_co[turn]
+    theirs = board.occupied_co[not turn]
+    occupied = board.occupied
+    pawns = board.pawns
+    knights = board.knights
+    kings = board.kings
+    diagonal = board.bishops | board.queens
+    straight = board.rooks | board.queens
+    moves: list[chess.Move] = []
+    append = moves.append
+    extend = moves.extend
+    allowed = ~ours & to_mask
+
+    # Pieces other than pawns, highest square first.
+    pieces = ours & ~pawns & from_mask
+    while pieces:
+        frm = pieces.bit_length() - 1
+        bit = BB_SQUARES[frm]
+        pieces ^= bit
+        if bit & knights:
+            targets = BB_KNIGHT_ATTACKS[frm] & allowed
+        elif bit & kings:
+            targets = BB_KING_ATTACKS[frm] & allowed
+            row = MOVES[frm]
+            enemy = not turn
+            attackers_mask = board.attackers_mask
+            while targets:
+                to = targets.bit_length() - 1
+                targets ^= BB_SQUARES[to]
+                if not attackers_mask(enemy, to):
+                    append(row[to])
+            continue
+        else:
+            targets = 0
+            if bit & diagonal:
+                targets = BB_DIAG_ATTACKS[frm][BB_DIAG_MASKS[frm] & occupied]
+            if bit & straight:
+                targets |= (
+                    BB_RANK_ATTACKS[frm][BB_RANK_MASKS[frm] & occupied]
+                    | BB_FILE_ATTACKS[frm][BB_FILE_MASKS[frm] & occupied]
+                )
+            targets &= allowed
+        if bit & pinned:
+            targets &= BB_RAYS[frm][king]
+        row = MOVES[frm]
+        while targets:
+            to = targets.bit_length() - 1
+            targets ^= BB_SQUARES[to]
+            append(row[to])
+
+    # Castling (python-chess checks rights, paths and attacked squares).
+    if from_mask & kings and board.castling_rights & to_mask & ours & _BACKRANKS:
+        extend(board.generate_castling_moves(from_mask, to_mask))
+
+    own_pawns = pawns & ours & from_mask
+    if not own_pawns:
+        return moves
+
+    # Pawn captures, highest pawn first.
+    pawn_attacks = BB_PAWN_ATTACKS[turn]
+    capture_mask = theirs & to_mask
+    if capture_mask:
+        capturers = own_pawns
+        while capturers:
+            frm = capturers.bit_length() - 1
+            bit = BB_SQUARES[frm]
+            capturers ^= bit
+            targets = pawn_attacks[frm] & capture_mask
+            if not targets:
+                continue
+            if bit & pinned:
+                targets &= BB_RAYS[frm][king]
+            row = MOVES[frm]
+            while targets:
+                to = targets.bit_length() - 1
+                targets ^= BB_SQUARES[to]
+                if BB_SQUARES[to] & _BACKRANKS:
+                    extend(_PROMOTIONS[frm, to])
+                else:
+                    append(row[to])
+
+    # Pushes: every single push, then every double push, highest target first.
+    if turn:
+        single = (own_pawns << 8) & ~occupied
+        double = (single << 8) & ~occupied & (chess.BB_RANK_3 | chess.BB_RANK_4)
+        step = 8
+    else:
+        single = (own_pawns >> 8) & ~occupied
+        double = (single >> 8) & ~occupied & (chess.BB_RANK_6 | chess.BB_RANK_5)
+        step = -8
+    single &= to_mask
+    double &= to_mask
+    while single:
+        to = single.bit_length() - 1
+        single ^= BB_SQUARES[to]
+        frm = to - step
+        if BB_SQUARES[frm] & pinned and not BB_RAYS[frm][king] & BB_SQUARES[to]:
+            continue
+        if BB_SQUARES[to] & _BACKRANKS:
+            extend(_PROMOTIONS[frm, to])
+        else:
+            append(MOVES[frm][to])
+    while double:
+        to = double.bit_length() - 1
+        double ^= BB_SQUARES[to]
+        frm = to - step - step
+        if BB_SQUARES[frm] & pinned and not BB_RAYS[frm][king] & BB_SQUARES[to]:
+            continue
+        append(MOVES[frm][to])
+
+    # En passant.
+    ep = board.ep_square
+    if ep and BB_SQUARES[ep] & to_mask and not BB_SQUARES[ep] & occupied:
+        is_safe = board._is_safe  # python-chess's own pin and skewer test
+        for move in board.generate_pseudo_legal_ep(from_mask, to_mask):
+            if is_safe(king, pinned, move):
+                append(move)
+    return moves

@@ -1,0 +1,121 @@
+"""The adapter's move lists equal python-chess's, move for move and in the same order.
+
+Order matters, not just the set: the search's node counts (the bench signature) depend on the
+order moves are tried in, so the lists are compared whole, on random walks from the perft
+suites (standard and Chess960: en passant and castling cases) and from Win At Chess (pins and
+checks), through every mask the adapter uses.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import chess
+import pytest
+
+from games.chess_game.adapter import ChessGame
+from games.chess_game.movegen import MOVES, legal_moves_not_in_check, promotions
+
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "chess"
+
+
+def _start_positions() -> list[chess.Board]:
+    boards = []
+    for line in (DATA / "perft" / "perft.epd").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            boards.append(chess.Board(line.split(";")[0].strip()))
+    for line in (DATA / "perft" / "chess960.perft").read_text(encoding="utf-8").splitlines()[:400]:
+        if line.startswith("epd "):
+            boards.append(chess.Board(line[4:].strip() + " 0 1", chess960=True))
+    for line in (DATA / "suites" / "wacnew.epd").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            boards.append(chess.Board.from_epd(line)[0])  # tactics: pins and checks
+    return boards
+
+
+def _walk(board: chess.Board, rng: random.Random, plies: int) -> chess.Board:
+    walked = board.copy()
+    for _ in range(plies):
+        moves = list(walked.legal_moves)
+        if not moves:
+            break
+        walked.push(rng.choice(moves))
+    return walked
+
+
+def _masks(board: chess.Board) -> list[tuple[int, int]]:
+    """The adapter's masks (all, captures, promotions, quiet moves) and two arbitrary ones."""
+    us = board.turn
+    theirs = board.occupied_co[not us]
+    promoting = board.pawns & board.occupied_co[us] & (chess.BB_RANK_7 if us else chess.BB_RANK_2)
+    return [
+        (chess.BB_ALL, chess.BB_ALL),
+        (chess.BB_ALL, theirs),
+        (promoting, chess.BB_ALL & ~board.occupied),
+        (chess.BB_ALL & ~promoting, chess.BB_ALL & ~theirs),
+        (board.kings | board.pawns, chess.BB_ALL),
+        (chess.BB_ALL, chess.BB_LIGHT_SQUARES),
+    ]
+
+
+@pytest.fixture(scope="module")
+def positions() -> list[chess.Board]:
+    rng = random.Random(20261122)
+    boards = []
+    for start in _start_positions():
+        boards.append(start)
+        boards.extend(_walk(start, rng, rng.randrange(1, 60)) for _ in range(3))
+    return boards
+
+
+def test_lists_equal_python_chess_in_order(positions: list[chess.Board]) -> None:
+    compared = pinned = checked = 0
+    for board in positions:
+        game = ChessGame(board)
+        assert game.legal_moves() == list(board.generate_legal_moves()), board.fen()
+        for from_mask, to_mask in _masks(board):
+            expected = list(board.generate_legal_moves(from_mask, to_mask))
+            assert game._legal(from_mask, to_mask) == expected, (board.fen(), from_mask, to_mask)
+            compared += 1
+        king = board.king(board.turn)
+        assert king is not None
+        pinned += bool(board._slider_blockers(king))
+        checked += board.is_check()
+    # The walks must reach the cases the generator treats specially.
+    assert compared > 8000
+    assert pinned > 150
+    assert checked > 100
+
+
+def test_pinned_pieces_move_only_along_the_pin() -> None:
+    # Pinned to the e1 king: the e4 knight (by the e8 rook: no moves), the c3 bishop (by the
+    # a5 bishop: along the diagonal only), the c1 rook (by the a1 rook: along the rank only).
+    board = chess.Board("4r2k/8/8/b7/4N3/2B5/8/r1R1K3 w - - 0 1")
+    king = board.king(chess.WHITE)
+    assert king is not None
+    moves = legal_moves_not_in_check(
+        board, king, board._slider_blockers(king), chess.BB_ALL, chess.BB_ALL
+    )
+    assert moves == list(board.generate_legal_moves())
+    assert not [m for m in moves if m.from_square == chess.E4]
+    assert {m.uci() for m in moves if m.from_square == chess.C3} == {"c3b4", "c3a5", "c3d2"}
+    assert {m.uci() for m in moves if m.from_square == chess.C1} == {"c1b1", "c1a1", "c1d1"}
+
+
+def test_en_passant_that_uncovers_a_rank_attack_is_left_out() -> None:
+    board = chess.Board("8/8/8/K2pP2r/8/8/8/7k w - d6 0 1")
+    game = ChessGame(board)
+    assert chess.Move.from_uci("e5d6") not in game.legal_moves()
+    assert chess.Move.from_uci("e5d6") in ChessGame(
+        chess.Board("8/8/8/3pP3/8/8/K7/7k w - d6 0 1")
+    ).legal_moves()
+
+
+def test_generated_moves_are_the_shared_objects() -> None:
+    game = ChessGame(chess.Board())
+    moves = game.legal_moves()
+    assert all(m is MOVES[m.from_square][m.to_square] for m in moves)
+    board = chess.Board("8/1P6/8/8/8/8/k7/4K3 w - - 0 1")
+    assert [m.uci() for m in promotions(chess.B7, chess.B8)] == ["b7b8q", "b7b8r", "b7b8b", "b7b8n"]
+    assert ChessGame(board).noisy_moves()[0] is promotions(chess.B7, chess.B8)[0]
