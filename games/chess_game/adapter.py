@@ -27,6 +27,7 @@ from engine.game import IllegalMoveError, InvalidPositionError
 from games.chess_game import evaluation
 from games.chess_game.checks import CheckSquares, check_squares, quick_gives_check
 from games.chess_game.evaluation import EvalTables, evaluate_fast, material_psq
+from games.chess_game.make import push_plain
 from games.chess_game.movegen import legal_moves_not_in_check
 from games.chess_game.see import SEE_VALUES, see_ge
 from games.chess_game.zobrist import (
@@ -408,7 +409,9 @@ class ChessGame:
             king_sq = squares[_KING]
             rook_sq = squares[_ROOK]
             psq += king_sq[king_to] - king_sq[frm] + rook_sq[rook_to] - rook_sq[rook_from]
+            b.push(move)
         else:
+            captured = 0
             if b.occupied_co[not us] & _BB_SQUARES[to]:
                 captured = b.piece_type_at(to) or 0
                 key ^= PIECE_KEYS[not us][captured][to]
@@ -421,7 +424,7 @@ class ChessGame:
             new_type = move.promotion or piece_type
             key ^= keys[piece_type][frm] ^ keys[new_type][to]
             psq += squares[new_type][to] - squares[piece_type][frm]
-        b.push(move)
+            push_plain(b, move, piece_type, captured)
         castling = b.castling_rights
         castle_z = self._castle_z
         if castling != self._castling:

@@ -1,0 +1,110 @@
+"""The adapter's own ``push`` leaves exactly the board python-chess's ``push`` would.
+
+``games.chess_game.make.push_plain`` writes the board's fields directly; everything python-chess
+reads later (FEN, the move and undo stacks, castling rights, the promoted-pieces mask) must be
+what ``Board.push`` would have written, for every legal move, and ``pop`` must undo it.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import chess
+
+from games.chess_game.adapter import ChessGame
+
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "chess"
+
+
+def _fields(board: chess.Board) -> tuple[object, ...]:
+    return (
+        board.pawns,
+        board.knights,
+        board.bishops,
+        board.rooks,
+        board.queens,
+        board.kings,
+        tuple(board.occupied_co),
+        board.occupied,
+        board.promoted,
+        board.turn,
+        board.castling_rights,
+        board.ep_square,
+        board.halfmove_clock,
+        board.fullmove_number,
+        board.move_stack,
+        [vars(state) for state in board._stack],
+    )
+
+
+def _positions() -> list[chess.Board]:
+    boards = [
+        chess.Board(),
+        # En passant available, promotions with and without capture, castling rights of a
+        # rook that can be captured, a promoted queen (its mask must move with it).
+        chess.Board("rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3"),
+        chess.Board("r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R w KQkq - 0 1"),
+        chess.Board("rn2k2r/8/8/8/8/8/8/R3K2R b KQkq - 5 20"),
+        chess.Board("4k3/8/8/8/8/8/8/Q3K3 w - - 0 1"),
+    ]
+    boards[-1].promoted = chess.BB_A1
+    for line in (DATA / "perft" / "perft.epd").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            boards.append(chess.Board(line.split(";")[0].strip()))
+    for line in (DATA / "perft" / "chess960.perft").read_text(encoding="utf-8").splitlines()[:200]:
+        if line.startswith("epd "):
+            boards.append(chess.Board(line[4:].strip() + " 0 1", chess960=True))
+    rng = random.Random(7)
+    walked = []
+    for board in boards:
+        for _ in range(2):
+            walk = board.copy()
+            for _ in range(rng.randrange(1, 50)):
+                moves = list(walk.legal_moves)
+                if not moves:
+                    break
+                walk.push(rng.choice(moves))
+            walked.append(walk)
+    return boards + walked
+
+
+def test_every_legal_move_leaves_python_chess_s_board() -> None:
+    pushed = 0
+    kinds: set[str] = set()
+    for board in _positions():
+        game = ChessGame(board)
+        inner = game._board
+        before = _fields(inner)
+        for move in game.legal_moves():
+            expected = inner.copy()
+            expected.push(move)
+            game.push(move)
+            assert _fields(inner) == _fields(expected), (board.fen(), move.uci())
+            assert inner.fen() == expected.fen()
+            game.pop()
+            assert _fields(inner) == before
+            pushed += 1
+            if move.promotion:
+                kinds.add("promotion")
+            if inner.is_en_passant(move):
+                kinds.add("en passant")
+            if inner.is_castling(move):
+                kinds.add("castling")
+            if inner.is_capture(move):
+                kinds.add("capture")
+            if inner.promoted & chess.BB_SQUARES[move.from_square]:
+                kinds.add("promoted piece")
+    assert pushed > 6000
+    assert kinds == {"promotion", "en passant", "castling", "capture", "promoted piece"}
+
+
+def test_first_move_cleans_castling_rights_as_python_chess_does() -> None:
+    # Rights for a rook that is not there: python-chess drops them at the first push.
+    board = chess.Board("4k3/8/8/8/8/8/8/4K2R w KQ - 0 1")
+    game = ChessGame(board)
+    game.push(chess.Move.from_uci("e1d1"))
+    expected = board.copy()
+    expected.push(chess.Move.from_uci("e1d1"))
+    assert _fields(game._board) == _fields(expected)
+    assert game._board.castling_rights == 0
