@@ -258,28 +258,31 @@ class ChessGame:
 
     # -- moves -----------------------------------------------------------------------------
 
-    def _legality_at_node(self) -> tuple[int, int, int, int]:
+    def _legality_at_node(self, pins: bool = True) -> tuple[int, int, int, int]:
         """``(key, king square, pinned pieces, checkers)`` of the side to move.
 
         python-chess works these out on every ``generate_legal_moves`` call, and a node asks
         up to four times (captures, en passant, promotions, quiet moves) with its children
         searched in between; one slot per game ply keeps them for the node's whole life.
+        ``in_check`` (asked after every push) asks without ``pins``, leaving -1 there to be
+        filled in if the node generates moves (many end before that).
         """
         ply = len(self._undo)
         slots = self._legality
         key = self._key
-        if ply < len(slots):
-            slot = slots[ply]
-            if slot[0] == key:
-                return slot
         b = self._board
-        us = b.turn
-        king = (b.kings & b.occupied_co[us]).bit_length() - 1
-        slot = (key, king, b._slider_blockers(king), b.attackers_mask(not us, king))
-        if ply < len(slots):
-            slots[ply] = slot
+        if ply < len(slots) and slots[ply][0] == key:
+            _, king, pinned, checkers = slots[ply]
+            if pinned >= 0 or not pins:
+                return slots[ply]
         else:
-            slots.extend([slot] * (ply + 1 - len(slots)))
+            us = b.turn
+            king = (b.kings & b.occupied_co[us]).bit_length() - 1
+            checkers = b.attackers_mask(not us, king)
+            if ply >= len(slots):
+                slots.extend([(-1, 0, 0, 0)] * (ply + 1 - len(slots)))
+        slot = (key, king, b._slider_blockers(king) if pins else -1, checkers)
+        slots[ply] = slot
         return slot
 
     def _legal(self, from_mask: int, to_mask: int) -> list[chess.Move]:
@@ -311,17 +314,44 @@ class ChessGame:
         if promoting:
             moves.extend(self._legal(promoting, _BB_ALL & ~b.occupied))
         if len(moves) > 1:
-            piece_type_at = b.piece_type_at
+            pawns = b.pawns
+            knights = b.knights
+            bishops = b.bishops
+            rooks = b.rooks
+            queens = b.queens
 
             def rank(move: chess.Move) -> int:
-                victim = piece_type_at(move.to_square)
-                if victim is None:
-                    victim = _PAWN if move.to_square == ep and not move.promotion else 0
-                score = 8 * victim - (piece_type_at(move.from_square) or 0)
-                if move.promotion == _QUEEN:
-                    score += 100
-                elif move.promotion:
-                    score -= 100
+                """Minus (8 x victim - attacker), queen promotions first, underpromotions
+                last (piece types: pawn 1 ... king 6; en passant takes a pawn)."""
+                to_bb = _BB_SQUARES[move.to_square]
+                from_bb = _BB_SQUARES[move.from_square]
+                if to_bb & pawns:
+                    score = 8
+                elif to_bb & knights:
+                    score = 16
+                elif to_bb & bishops:
+                    score = 24
+                elif to_bb & rooks:
+                    score = 32
+                elif to_bb & queens:
+                    score = 40
+                else:
+                    score = 8 if move.to_square == ep and not move.promotion else 0
+                if from_bb & pawns:
+                    score -= 1
+                elif from_bb & knights:
+                    score -= 2
+                elif from_bb & bishops:
+                    score -= 3
+                elif from_bb & rooks:
+                    score -= 4
+                elif from_bb & queens:
+                    score -= 5
+                else:
+                    score -= 6
+                promotion = move.promotion
+                if promotion:
+                    score += 100 if promotion == _QUEEN else -100
                 return -score
 
             moves.sort(key=rank)
@@ -463,7 +493,7 @@ class ChessGame:
         b = self._board
         if not b.occupied_co[b.turn] & ~(b.pawns | b.kings):
             return False
-        return not b.is_check()
+        return not self.in_check()
 
     def push_null(self) -> None:
         self._undo.append(
@@ -495,18 +525,13 @@ class ChessGame:
     def terminal_value(self) -> int:
         """-1 when checkmated (also when the 50-move counter ran out on the mating move),
         0 for stalemate and every draw."""
-        b = self._board
-        if b.is_check() and not any(b.generate_legal_moves()):
+        if self.in_check() and not self.legal_moves():
             return -1
         return 0
 
     def in_check(self) -> bool:
-        # board.is_check() goes through checkers_mask(); asked after every push, the two
-        # saved calls are worth the line.
-        b = self._board
-        us = b.turn
-        king = b.kings & b.occupied_co[us]
-        return bool(king) and bool(b.attackers_mask(not us, king.bit_length() - 1))
+        """Asked after every push; the checkers are kept for the move generator."""
+        return self._legality_at_node(pins=False)[3] != 0
 
     def key(self) -> int:
         return self._key

@@ -104,6 +104,7 @@ PAWN_CACHE_SIZE: Final = 1 << 14
 EVAL_CACHE_SIZE: Final = 1 << 16
 """Evaluation cache entries (by position key) before it is cleared."""
 
+_BB_SQUARES: Final = chess.BB_SQUARES
 _SHIFT: Final = 21
 _HALF: Final = 1 << (_SHIFT - 1)
 
@@ -135,11 +136,6 @@ def unpack(score: int) -> tuple[int, int]:
 _ALL: Final = chess.BB_ALL
 _NOT_A: Final = _ALL & ~chess.BB_FILE_A
 _NOT_H: Final = _ALL & ~chess.BB_FILE_H
-_FILES: Final = tuple(chess.BB_FILES)
-_ADJACENT_FILES: Final = tuple(
-    (chess.BB_FILES[f - 1] if f > 0 else 0) | (chess.BB_FILES[f + 1] if f < 7 else 0)
-    for f in range(8)
-)
 _FILE_OF: Final = tuple(chess.BB_FILES[sq & 7] for sq in chess.SQUARES)
 _KNIGHT: Final = tuple(chess.BB_KNIGHT_ATTACKS)
 _DIAG_ATT: Final = chess.BB_DIAG_ATTACKS
@@ -308,24 +304,20 @@ def _pawn_king_side(
 ) -> int:
     """Packed pawn-structure and pawn-shelter score of one side, seen as white (black's pawns
     and king arrive flipped), by whole-board set operations."""
-    doubled = isolated = 0
-    for f in range(8):
-        count = (own & _FILES[f]).bit_count()
-        if count:
-            if count > 1:
-                doubled += count - 1
-            if not own & _ADJACENT_FILES[f]:
-                isolated += count
+    # Per file: doubled counts the pawns beyond the first, isolated every pawn of a file with
+    # no own pawn on either neighbour file; both as whole-board fills instead of a file loop.
+    doubled = (own & (_north_fill(own) << 8)).bit_count()
     east = (own << 1) & _NOT_A
     west = (own >> 1) & _NOT_H
     beside = east | west
+    has_neighbour_file = _south_fill(_north_fill(beside))
+    isolated = (own & ~has_neighbour_file).bit_count()
     protected_squares = ((own << 9) & _NOT_A) | ((own << 7) & _NOT_H)
     connected = (own & (beside | protected_squares)).bit_count()
 
     enemy_front = _south_fill((enemy | ((enemy << 1) & _NOT_A) | ((enemy >> 1) & _NOT_H)) >> 8)
     passed = own & ~enemy_front & ~_south_fill(own >> 8)
 
-    has_neighbour_file = _south_fill(_north_fill(beside))
     supported_from_behind = _north_fill(beside)
     enemy_attacks = ((enemy >> 7) & _NOT_A) | ((enemy >> 9) & _NOT_H)
     backward = (
@@ -341,9 +333,9 @@ def _pawn_king_side(
         + t.king_shield2 * (own & _SHIELD2[king]).bit_count()
     )
     while passed:
-        low = passed & -passed
-        passed ^= low
-        score += t.passed[(low.bit_length() - 1) >> 3]
+        sq = passed.bit_length() - 1
+        passed ^= _BB_SQUARES[sq]
+        score += t.passed[sq >> 3]
     for file_mask in _NEAR_FILES[king]:
         if not own & file_mask:
             score += t.king_open_file
@@ -390,6 +382,7 @@ def evaluate_fast(board: chess.Board, psq: int, t: EvalTables) -> int:
     w_pawn_attacks = ((wp << 9) & _NOT_A) | ((wp << 7) & _NOT_H)
     b_pawn_attacks = ((bp >> 7) & _NOT_A) | ((bp >> 9) & _NOT_H)
     knight_att = _KNIGHT
+    bb_squares = _BB_SQUARES
     diag_att = _DIAG_ATT
     diag_mask = _DIAG_MASK
     rank_att = _RANK_ATT
@@ -410,9 +403,9 @@ def evaluate_fast(board: chess.Board, psq: int, t: EvalTables) -> int:
         opened = semi = 0
         bb = knights & own
         while bb:
-            low = bb & -bb
-            bb ^= low
-            a = knight_att[low.bit_length() - 1]
+            sq = bb.bit_length() - 1
+            bb ^= bb_squares[sq]
+            a = knight_att[sq]
             n_count += (a & area).bit_count()
             a &= zone
             if a:
@@ -420,9 +413,8 @@ def evaluate_fast(board: chess.Board, psq: int, t: EvalTables) -> int:
                 hits += a.bit_count()
         bb = bishops & own
         while bb:
-            low = bb & -bb
-            bb ^= low
-            sq = low.bit_length() - 1
+            sq = bb.bit_length() - 1
+            bb ^= bb_squares[sq]
             a = diag_att[sq][diag_mask[sq] & occ]
             b_count += (a & area).bit_count()
             a &= zone
@@ -431,9 +423,8 @@ def evaluate_fast(board: chess.Board, psq: int, t: EvalTables) -> int:
                 hits += a.bit_count()
         bb = rooks & own
         while bb:
-            low = bb & -bb
-            bb ^= low
-            sq = low.bit_length() - 1
+            sq = bb.bit_length() - 1
+            bb ^= bb_squares[sq]
             a = rank_att[sq][rank_mask[sq] & occ] | file_att[sq][file_mask[sq] & occ]
             r_count += (a & area).bit_count()
             a &= zone
@@ -447,9 +438,8 @@ def evaluate_fast(board: chess.Board, psq: int, t: EvalTables) -> int:
                 semi += 1
         bb = queens & own
         while bb:
-            low = bb & -bb
-            bb ^= low
-            sq = low.bit_length() - 1
+            sq = bb.bit_length() - 1
+            bb ^= bb_squares[sq]
             a = (
                 diag_att[sq][diag_mask[sq] & occ]
                 | rank_att[sq][rank_mask[sq] & occ]
