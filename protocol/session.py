@@ -476,9 +476,14 @@ class EngineSession:
 
     def _send_bestmove(self, result: SearchResult | None, game: Game[Any]) -> None:
         if result is None:
-            # The search failed: still honour "every go gets one bestmove", with a legal move.
-            moves = game.legal_moves()
-            best = game.format_move(moves[0]) if moves else None
+            # The search failed: still honour "every go gets one bestmove", with a legal move
+            # if the game can still name one, else the null move.
+            best = None
+            try:
+                moves = game.legal_moves()
+                best = game.format_move(moves[0]) if moves else None
+            except Exception:
+                log.exception("no fallback move after a failed search")
             self._send(bestmove_line(best))
             return
         self._send(bestmove_line(result.best, result.ponder))

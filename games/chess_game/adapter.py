@@ -674,6 +674,7 @@ class ChessGame:
         twin._window = self._window
         twin._checks = None
         twin._checks_key = -1
+        twin._legality = []
         twin._keys = self._keys.copy()
         twin._undo = self._undo.copy()
         return twin

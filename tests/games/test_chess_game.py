@@ -481,6 +481,23 @@ def test_copy_is_independent_and_keeps_the_history() -> None:
     assert game.key() == zobrist_key(game.board)
 
 
+def test_copy_generates_moves_as_the_original_does() -> None:
+    # Pins and checkers are kept per ply; a copy starts with none and finds its own.
+    game = play(from_fen("4k3/8/8/8/1b6/8/3N4/4K2R w K - 0 1"), "e1f1", "b4a5", "f1e1")
+    assert "d2b3" not in {m.uci() for m in game.legal_moves()}  # the knight is pinned
+    assert game.legal_moves()  # the original fills its per-ply slots first
+    twin = game.copy()
+    assert twin.legal_moves() == game.legal_moves()
+    assert twin.noisy_moves() == game.noisy_moves()
+    assert twin.quiet_moves() == game.quiet_moves()
+    play(twin, "a5d2")  # takes the pinned knight, with check
+    assert twin.in_check()
+    assert not game.in_check()
+    assert [m.uci() for m in twin.legal_moves()] == [m.uci() for m in twin.board.legal_moves]
+    assert "e1d2" in {m.uci() for m in twin.legal_moves()}
+    assert game.legal_moves() == list(game.board.legal_moves)
+
+
 def test_display_shows_board_fen_key_and_checkers() -> None:
     lines = from_fen(chess.STARTING_FEN).display().splitlines()
     assert lines[1] == " | r | n | b | q | k | b | n | r | 8"
