@@ -47,7 +47,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from engine.control import SearchControl
 from engine.game import Game
@@ -160,6 +160,20 @@ class SearchConfig:
     exchange_pruning: bool = True
     """Skip losing or hopeless captures (games that implement
     :class:`~engine.game.StaticExchange`)."""
+    check_extension: bool = True
+    """Search a position in check one ply deeper (up to twice the nominal depth)."""
+
+
+ABLATIONS: Final[dict[str, SearchConfig]] = {
+    "pvs-no-nullmove": SearchConfig(null_move=False),
+    "pvs-no-lmr": SearchConfig(lmr=False),
+    "pvs-no-futility": SearchConfig(futility=False),
+    "pvs-no-see": SearchConfig(exchange_pruning=False),
+    "pvs-no-checkext": SearchConfig(check_extension=False),
+}
+"""The production search with one heuristic off, by ``Algorithm`` name: a match of ``pvs``
+against one of these measures what that heuristic is worth (``futility`` covers reverse
+futility, futility and late-move pruning; ``see`` the exchange-based capture pruning)."""
 
 
 @dataclass(slots=True)
@@ -758,7 +772,7 @@ class Searcher:
         instability = 0.0
         try:
             for depth in range(1, max_depth + 1):
-                ext_limit = 2 * depth
+                ext_limit = 2 * depth if cfg.check_extension else 0
                 pending = None
                 events_before = events
                 found: list[_Line] = []

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from engine.classic import UCI_ALGORITHMS
 from engine.eval import LinearEvaluator
+from engine.search import ABLATIONS
 from protocol.commands import parse_int, show
 from protocol.errors import OptionError, UnknownOptionError
 
@@ -147,8 +148,9 @@ def default_specs(variants: Sequence[str]) -> tuple[OptionSpec, ...]:
     """The options Brudno declares, with ``UCI_Variant`` offering ``variants``.
 
     ``Threads`` is declared (GUIs expect it) but fixed at 1: the search is single-threaded.
-    ``Algorithm`` picks the searcher: ``pvs`` is the production search, the other values are
-    the classic algorithms of :mod:`engine.classic` (for matching them against each other).
+    ``Algorithm`` picks the searcher: ``pvs`` is the production search, ``pvs-no-*`` the same
+    search with one heuristic off (for measuring each by a match), the other values the
+    classic algorithms of :mod:`engine.classic` (for matching them against each other).
     ``EvalFile`` names a JSON weights table replacing the game's shipped one (so a match can
     compare two tables with one installation); :func:`load_weights` says what it accepts, and
     the empty default (or ``<default>``) means the shipped weights.  Only games whose
@@ -170,7 +172,7 @@ def default_specs(variants: Sequence[str]) -> tuple[OptionSpec, ...]:
         Check("UCI_ShowWDL", False),
         Check("UCI_AnalyseMode", False),
         String("UCI_Opponent", ""),
-        Combo("Algorithm", "pvs", ("pvs", *UCI_ALGORITHMS)),
+        Combo("Algorithm", "pvs", ("pvs", *ABLATIONS, *UCI_ALGORITHMS)),
         String("EvalFile", ""),
     )
 

@@ -23,7 +23,7 @@ from engine.control import SearchControl
 from engine.game import Game
 from engine.info import InfoCallback, SearchResult
 from engine.limits import Limits
-from engine.search import Searcher
+from engine.search import ABLATIONS, Searcher
 from games import GAMES
 
 T = TypeVar("T")
@@ -45,8 +45,10 @@ def run_search(
 ) -> SearchResult:
     """Run one search with the algorithm the session chose (blocking; call it off the loop).
 
-    The production searcher keeps its TT between searches; a classic algorithm is a reference
-    implementation for comparison and gets a fresh table of the same size each time.  A game
+    The production searcher keeps its TT between searches, also when an ablation runs
+    (:data:`~engine.search.ABLATIONS`: the production search with one heuristic off); a
+    classic algorithm is a reference implementation for comparison and gets a fresh table
+    of the same size each time.  A game
     with an exact solver (Connect Four) gets the first word with the production algorithm:
     when it proves the value within its budget, that is the answer (exact mate scores).
     """
@@ -56,16 +58,23 @@ def run_search(
         if solved is not None:
             return solved
     engine: Searcher | ClassicSearcher = searcher
-    if algorithm != PRODUCTION:
+    ablation = ABLATIONS.get(algorithm)
+    if algorithm != PRODUCTION and ablation is None:
         engine = ClassicSearcher(algorithm, searcher.tt.size_mb)
-    return engine.search(
-        game,
-        limits,
-        control=control,
-        on_info=on_info,
-        multipv=multipv,
-        move_overhead_ms=move_overhead_ms,
-    )
+    saved = searcher.config
+    if ablation is not None:
+        searcher.config = ablation  # same table and history: only the one switch differs
+    try:
+        return engine.search(
+            game,
+            limits,
+            control=control,
+            on_info=on_info,
+            multipv=multipv,
+            move_overhead_ms=move_overhead_ms,
+        )
+    finally:
+        searcher.config = saved
 
 
 class SearchRunner(Protocol):

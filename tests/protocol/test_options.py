@@ -42,7 +42,19 @@ def test_default_specs_declare_the_documented_options() -> None:
         Check("UCI_ShowWDL", False),
         Check("UCI_AnalyseMode", False),
         String("UCI_Opponent", ""),
-        Combo("Algorithm", "pvs", ("pvs", *UCI_ALGORITHMS)),
+        Combo(
+            "Algorithm",
+            "pvs",
+            (
+                "pvs",
+                "pvs-no-nullmove",
+                "pvs-no-lmr",
+                "pvs-no-futility",
+                "pvs-no-see",
+                "pvs-no-checkext",
+                *UCI_ALGORITHMS,
+            ),
+        ),
         String("EvalFile", ""),
     )
 
