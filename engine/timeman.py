@@ -17,14 +17,19 @@ The rules, for the side's remaining time ``t``, increment ``inc`` and overhead `
   most 50; else 30 moves early in the game, 25 later) with Stockfish's reserve: the usable
   time is ``u = t + inc·(h - 1) - o·(h + 2)``, the clock plus the increments still to come
   minus one overhead for every move of the horizon and two more.  soft = ``u / h`` (``u /
-  (n + 1)`` with ``movestogo n``, so the last move before the control is not starved);
+  (n + 1)`` with ``movestogo n``, so the last move before the control is not starved), and
+  without ``movestogo`` at most a tenth of the clock;
 * hard = ``min(5·soft, s·t + 3/4·inc)`` with a share ``s`` of 0.4 (with ``movestogo n``:
   ``min(0.9, max(0.4, 2/(n + 1)))``).
 
 The reserve is what keeps a fast game from being lost on time: as the clock falls toward
 ``o·(h + 2) - inc·(h - 1)`` the plan shrinks to nothing and the engine answers at once,
 living on the increment, instead of spending a fixed share of a clock that can no longer
-absorb a late reply (a garbage collection, a busy core, a slow pipe).
+absorb a late reply (a garbage collection, a busy core, a slow pipe).  When the increment
+is large against the overhead (10+0.1) that reserve is negative, and the engine would think
+the clock down to about one increment (measured: 120 ms left at move 150 of a 10+0.1 game,
+then one late reply lost it); the tenth-of-the-clock cap (Stockfish caps at a fifth, but
+spends less beyond its plan than our iterations do) keeps half a second or more in hand.
 
 Then ``hard <= t - o`` always holds, except that neither number drops below :data:`MIN_MS`
 (a zero or negative clock still gets a move, as fast as the search can produce one), and
@@ -46,6 +51,7 @@ _LATE_HORIZON = 25
 _MAX_HORIZON = 50
 _HARD_FACTOR = 5.0
 _HARD_SHARE = 0.4
+_SOFT_SHARE = 0.1
 _INC_SHARE = 0.75
 
 
@@ -86,12 +92,14 @@ def _clock_budget(
         horizon = min(movestogo, _MAX_HORIZON)
         moves_left = horizon + 1
         share = max(_HARD_SHARE, min(0.9, 2.0 / (movestogo + 1)))
+        cap = t  # the clock is refilled after the control: no reserve to keep
     else:
         horizon = _EARLY_HORIZON if ply < _EARLY_PLIES else _LATE_HORIZON
         moves_left = horizon
         share = _HARD_SHARE
+        cap = _SOFT_SHARE * t
     usable = max(0.0, t + inc * (horizon - 1) - overhead * (horizon + 2))
-    soft = usable / moves_left
+    soft = min(usable / moves_left, cap)
     hard = min(_HARD_FACTOR * soft, share * t + _INC_SHARE * inc)
     hard = max(MIN_MS, min(hard, t - overhead))
     soft = max(MIN_MS, min(soft, hard))

@@ -38,8 +38,10 @@ def test_untimed_searches_have_no_budget() -> None:
         (Limits(wtime=30_000, movestogo=9), 0, 10, TimeBudget(2967, 12_000)),
         # Last move before the time control: half the time, hard up to 90 % minus overhead.
         (Limits(wtime=10_000, movestogo=1), 0, 10, TimeBudget(4955, 9000)),
-        # Increment larger than the clock: capped by what is left.
-        (Limits(wtime=100, winc=2000), 0, 0, TimeBudget(70, 70)),
+        # Increment larger than the clock: a tenth of the clock; the bank grows.
+        (Limits(wtime=100, winc=2000), 0, 0, TimeBudget(10, 50)),
+        # 10 s + 100 ms late in a long game with 300 ms left: a tenth, not (t + 24 inc) / 25.
+        (Limits(wtime=300, winc=100), 0, 200, TimeBudget(30, 150)),
         # Zero and negative clocks still get a (tiny) budget: a move at once.
         (Limits(wtime=0), 0, 0, TimeBudget(MIN_MS, MIN_MS)),
         (Limits(wtime=-500, winc=100), 0, 0, TimeBudget(MIN_MS, MIN_MS)),
@@ -92,21 +94,28 @@ def test_budget_never_exceeds_the_clock(  # noqa: PLR0917 - one argument per str
 
 @pytest.mark.parametrize(
     ("clock_ms", "inc_ms", "latency_ms"),
-    [(1000, 10, 5), (2000, 20, 10), (10_000, 100, 10), (60_000, 0, 10)],
+    [(1000, 10, 5), (2000, 20, 10), (10_000, 100, 10), (3000, 200, 10), (60_000, 0, 10)],
 )
-def test_a_long_game_keeps_a_reserve(clock_ms: int, inc_ms: int, latency_ms: int) -> None:
-    """Spend the soft budget plus a reply latency below the increment on each of 300 moves:
-    the clock never falls below the Move Overhead, so a late reply of twice the overhead
-    still does not lose on time.  (Sudden death cannot stay above it forever: there the
-    plan only has to reach the floor before the clock does.)"""
+@pytest.mark.parametrize("overrun", [1.0, 2.0])
+def test_a_long_game_keeps_a_reserve(
+    clock_ms: int, inc_ms: int, latency_ms: int, overrun: float
+) -> None:
+    """Spend the soft budget (or twice it, as an unstable search may, up to the hard limit)
+    plus a reply latency below the increment on each of 300 moves: the clock never falls
+    below the Move Overhead, so a late reply of twice the overhead still does not lose on
+    time; with an increment of 100 ms or more at least four increments stay in hand.
+    (Sudden death cannot stay above it forever: there the plan only has to reach the floor
+    before the clock does.)"""
     overhead = 30
     clock = float(clock_ms)
     lowest = clock
     for move in range(300):
         budget = allocate(Limits(wtime=int(clock), winc=inc_ms), 0, 2 * move, overhead)
         assert budget is not None
-        clock += inc_ms - budget.soft_ms - latency_ms
+        clock += inc_ms - min(budget.hard_ms, overrun * budget.soft_ms) - latency_ms
         lowest = min(lowest, clock)
         if inc_ms == 0 and budget.soft_ms == MIN_MS:
             break
     assert lowest >= overhead
+    if inc_ms >= 100:
+        assert lowest >= 4 * inc_ms
