@@ -1,4 +1,5 @@
-"""``Algorithm pvs-no-X``: the production search with one heuristic off, for ablation matches.
+"""``Algorithm pvs-no-X`` / ``pvs-X``: the production search with one heuristic switched from
+its default, for ablation matches.
 
 Each name must run exactly the search that its :class:`SearchConfig` describes (same nodes,
 same move), on the session's own Searcher (its table survives), and leave the Searcher's own
@@ -41,16 +42,33 @@ def _search(searcher: Searcher, algorithm: str, depth: int) -> tuple[str | None,
     return (None if result.best is None else str(result.best)), result.nodes
 
 
+_SHORT = {
+    "null_move": "nullmove",
+    "lmr": "lmr",
+    "futility": "futility",
+    "exchange_pruning": "see",
+    "check_extension": "checkext",
+}
+
+
 def test_every_switch_has_an_ablation() -> None:
-    switched = {
-        field.name
-        for config in ABLATIONS.values()
-        for field in dataclasses.fields(SearchConfig)
-        if getattr(config, field.name) is False
-    }
+    default = SearchConfig()
+    switched = set()
+    for config in ABLATIONS.values():
+        (changed,) = [
+            field.name
+            for field in dataclasses.fields(SearchConfig)
+            if getattr(config, field.name) != getattr(default, field.name)
+        ]
+        switched.add(changed)
     # quiescence, TT cut-offs and aspiration windows are not heuristics one would drop.
     assert switched == {"null_move", "lmr", "futility", "exchange_pruning", "check_extension"}
-    assert all(name.startswith("pvs-no-") for name in ABLATIONS)
+    assert all(
+        name == f"pvs-{'' if getattr(config, attr) else 'no-'}{short}"
+        for name, config in ABLATIONS.items()
+        for attr, short in _SHORT.items()
+        if getattr(config, attr) != getattr(default, attr)
+    )
 
 
 @pytest.mark.parametrize("name", sorted(ABLATIONS))

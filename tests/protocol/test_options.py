@@ -47,7 +47,7 @@ def test_default_specs_declare_the_documented_options() -> None:
             "pvs",
             (
                 "pvs",
-                "pvs-no-nullmove",
+                "pvs-nullmove",
                 "pvs-no-lmr",
                 "pvs-no-futility",
                 "pvs-no-see",
