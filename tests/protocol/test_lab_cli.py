@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from engine.classic import ALGORITHMS, CHANCE_ALGORITHMS, DETERMINISTIC_ALGORITHMS
+from engine.search import ABLATIONS
 from engine.trees import TreeSpec, knuth_moore_leaves
 from protocol.cli import main
 from protocol.lab import CSV_COLUMNS, Progress, TreeSource
@@ -242,7 +243,7 @@ def test_uci_algorithm_option_offers_every_playable_algorithm() -> None:
     spec = options.spec("Algorithm")
     assert isinstance(spec, Combo)
     assert spec.default == "pvs"
-    assert spec.choices == ("pvs", *DETERMINISTIC_ALGORITHMS)
+    assert spec.choices == ("pvs", *ABLATIONS, *DETERMINISTIC_ALGORITHMS)
     options.set("algorithm", "MTDF")
     assert options.get_str("Algorithm") == "mtdf"
     for name in ALGORITHMS:
