@@ -46,11 +46,11 @@ def run_search(
     """Run one search with the algorithm the session chose (blocking; call it off the loop).
 
     The production searcher keeps its TT between searches, also when an ablation runs
-    (:data:`~engine.search.ABLATIONS`: the production search with one heuristic off); a
+    (:data:`~engine.search.ABLATIONS`: the production search with one heuristic switched); a
     classic algorithm is a reference implementation for comparison and gets a fresh table
-    of the same size each time.  A game
-    with an exact solver (Connect Four) gets the first word with the production algorithm:
-    when it proves the value within its budget, that is the answer (exact mate scores).
+    of the same size each time.  A game with an exact solver (Connect Four) gets the first
+    word with the production algorithm: when it proves the value within its budget, that is
+    the answer (exact mate scores).
     """
     solver = GAMES[game.variant].solve if game.variant in GAMES else None
     if solver is not None and algorithm == PRODUCTION and multipv == 1:

@@ -33,6 +33,14 @@ async def _go(session: EngineSession, sink: ListSink, go: str) -> list[str]:
     return sink.lines
 
 
+def _assert_one_legal_reply_to_e2e4(lines: list[str]) -> None:
+    best = [line for line in lines if line.startswith("bestmove")]
+    assert len(best) == 1
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert chess.Move.from_uci(best[0].split()[1]) in board.legal_moves
+
+
 def _broken(self: ChessGame) -> list[chess.Move]:
     raise RuntimeError("move generator out of order")
 
@@ -54,11 +62,7 @@ async def test_failed_search_with_no_fallback_move_answers_the_null_move(
     )
     # Nothing changed: the same position searches normally afterwards.
     lines = await _go(session, sink, "go depth 2")
-    best = [line for line in lines if line.startswith("bestmove")]
-    assert len(best) == 1
-    board = chess.Board()
-    board.push_uci("e2e4")
-    assert chess.Move.from_uci(best[0].split()[1]) in board.legal_moves
+    _assert_one_legal_reply_to_e2e4(lines)
     await session.close()
 
 
@@ -69,9 +73,5 @@ async def test_failed_search_falls_back_to_a_legal_move(monkeypatch: pytest.Monk
     with monkeypatch.context() as patch:
         patch.setattr(ChessGame, "noisy_moves", _broken)
         lines = await _go(session, sink, "go depth 2")
-    best = [line for line in lines if line.startswith("bestmove")]
-    assert len(best) == 1
-    board = chess.Board()
-    board.push_uci("e2e4")
-    assert chess.Move.from_uci(best[0].split()[1]) in board.legal_moves
+    _assert_one_legal_reply_to_e2e4(lines)
     await session.close()
