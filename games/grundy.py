@@ -139,6 +139,7 @@ class Grundy:
         "_nim",
         "_ply",
         "_stack",
+        "_values",
     )
 
     variant: str = "grundy"
@@ -161,7 +162,9 @@ class Grundy:
             raise InvalidPositionError(f"side must be 0 or 1 ({side})")
         if fullmove < 1:
             raise InvalidPositionError(f"the fullmove number must be at least 1 ({fullmove})")
-        grundy_values(max(heaps))
+        # The position's own table of Grundy values: pickled with it, so a worker process
+        # (whose module-level cache starts empty) has every value its moves can reach.
+        values = grundy_values(max(heaps))
         counts = [0] * (max(heaps) + 1)
         key = 0
         nim = 0
@@ -169,7 +172,7 @@ class Grundy:
         for heap in heaps:
             counts[heap] += 1
             key += _HEAP_KEY[heap]
-            nim ^= _VALUES[heap]
+            nim ^= values[heap]
             live += heap >= 3
         self._counts = counts
         self._key = key & _MASK64
@@ -177,6 +180,7 @@ class Grundy:
         self._live = live
         self._ply = 2 * (fullmove - 1) + side
         self._stack: list[Move] = []
+        self._values = values
         self._evaluator = _DEFAULT_EVALUATOR if evaluator is None else evaluator
 
     @classmethod
@@ -213,7 +217,7 @@ class Grundy:
         counts[heap] -= 1
         counts[smaller] += 1
         counts[larger] += 1
-        values = _VALUES
+        values = self._values
         heap_key = _HEAP_KEY
         self._key = (self._key - heap_key[heap] + heap_key[smaller] + heap_key[larger]) & _MASK64
         self._nim ^= values[heap] ^ values[smaller] ^ values[larger]
@@ -229,7 +233,7 @@ class Grundy:
         counts[heap] += 1
         counts[smaller] -= 1
         counts[larger] -= 1
-        values = _VALUES
+        values = self._values
         heap_key = _HEAP_KEY
         self._key = (self._key + heap_key[heap] - heap_key[smaller] - heap_key[larger]) & _MASK64
         self._nim ^= values[heap] ^ values[smaller] ^ values[larger]
@@ -353,6 +357,7 @@ class Grundy:
         clone._live = self._live
         clone._ply = self._ply
         clone._stack = self._stack.copy()
+        clone._values = self._values
         clone._evaluator = self._evaluator
         return clone
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from engine.control import SearchControl
 from engine.limits import Limits
 from engine.search import Searcher
 from games import get_variant
@@ -57,6 +58,8 @@ class BenchResult:
     variant: str
     depth: int
     positions: tuple[BenchLine, ...] = field(default_factory=tuple)
+    stopped: bool = False
+    """``stop`` ended the bench early: the figures cover the positions listed only."""
 
     @property
     def nodes(self) -> int:
@@ -83,6 +86,8 @@ class BenchResult:
             f"{p.time_ms} ms, bestmove {p.best or '0000'}"
             for i, p in enumerate(self.positions, 1)
         ]
+        if self.stopped:
+            out.append("info string bench stopped: the totals cover the positions above only")
         out += [
             "===========================",
             f"Fail-high on first move: {100 * self.first_move_cutoff_rate:.1f}%",
@@ -100,15 +105,30 @@ def bench_positions(variant: str) -> tuple[tuple[str, str], ...]:
         return (("start position", get_variant(variant).start_fen),)
 
 
-def run_bench(variant: str = "chess", depth: int | None = None, hash_mb: int = 16) -> BenchResult:
-    """Search every bench position of ``variant`` to ``depth`` with a fresh Searcher each."""
+def run_bench(
+    variant: str = "chess",
+    depth: int | None = None,
+    hash_mb: int = 16,
+    *,
+    control: SearchControl | None = None,
+) -> BenchResult:
+    """Search every bench position of ``variant`` to ``depth`` with a fresh Searcher each.
+
+    ``control`` lets ``stop`` (or a disconnect) end a long bench: the position being searched
+    is abandoned and the result, marked ``stopped``, covers the positions finished before.
+    """
     spec = get_variant(variant)
     depth = depth or DEFAULT_DEPTH.get(variant, 5)
+    control = control or SearchControl()
     lines = []
     for name, fen in bench_positions(variant):
+        if control.stopped:
+            break
         searcher = Searcher(hash_mb)
         started = time.perf_counter()
-        result = searcher.search(spec.new(fen), Limits(depth=depth))
+        result = searcher.search(spec.new(fen), Limits(depth=depth), control=control)
+        if control.stopped:
+            break
         elapsed = round((time.perf_counter() - started) * 1000)
         lines.append(
             BenchLine(
@@ -121,4 +141,4 @@ def run_bench(variant: str = "chess", depth: int | None = None, hash_mb: int = 1
                 result.first_cutoffs,
             )
         )
-    return BenchResult(variant, depth, tuple(lines))
+    return BenchResult(variant, depth, tuple(lines), stopped=control.stopped)

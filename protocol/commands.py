@@ -218,6 +218,24 @@ _GO_INT = frozenset({"wtime", "btime", "winc", "binc", "movestogo", "movetime", 
 _GO_POSITIVE = frozenset({"movestogo", "movetime", "depth", "nodes", "mate"})
 _GO_KEYWORDS = _GO_INT | {"infinite", "ponder", "searchmoves", "perft"}
 
+GO_VALUE_CAP = 2**31 - 1
+"""Largest value ``go`` passes on (about 24.8 days in milliseconds); larger ones are clamped
+to it.  They mean the same thing to a search ("no practical limit") and stay within what the
+time arithmetic can turn into a float: a 400-digit clock is a client's quirk, not an internal
+error."""
+_GO_CAPS = {"nodes": 2**63 - 1}
+"""Node counts are the one limit that can usefully exceed :data:`GO_VALUE_CAP`."""
+
+
+def _go_int(keyword: str, text: str) -> int | None:
+    """An integer ``go`` value clamped to its cap, any number of digits; ``None`` if not one."""
+    cap = _GO_CAPS.get(keyword, GO_VALUE_CAP)
+    if _INT_TEXT.fullmatch(text) is not None and len(text.lstrip("+-").lstrip("0")) > 19:
+        # Beyond any cap, and possibly beyond int()'s digit limit: clamp without converting.
+        return -cap if text.startswith("-") else cap
+    value = parse_int(text)
+    return None if value is None else max(-cap, min(cap, value))
+
 
 def _parse_go(line: str, args: list[str]) -> Go | Perft | Invalid:
     ints: dict[str, int] = {}
@@ -244,18 +262,14 @@ def _parse_go(line: str, args: list[str]) -> Go | Perft | Invalid:
             i += 1
             if token == "perft":
                 perft, perft_error = _positive(token, text)
-            elif token in _GO_POSITIVE:
-                value, error = _positive(token, text)
-                if error is not None:
-                    errors.append(error)
-                elif value is not None:
-                    ints[token] = value
             else:
-                clock = parse_int(text)
-                if clock is None:
+                value = _go_int(token, text)
+                if value is None:
                     errors.append(f"{token}: {show(text)} is not an integer")
+                elif token in _GO_POSITIVE and value < 1:
+                    errors.append(f"{token}: must be at least 1, got {value}")
                 else:
-                    ints[token] = clock
+                    ints[token] = value
         elif token == "infinite":
             infinite = True
         elif token == "ponder":

@@ -96,8 +96,19 @@ class SearchRunner(Protocol):
         """
         ...
 
-    async def call(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run any other long job (perft, bench) off the event loop."""
+    async def call(
+        self, fn: Callable[..., T], *args: Any, control: SearchControl | None = None
+    ) -> T:
+        """Run any other long job (perft, bench) off the event loop.
+
+        With ``control``, the job is stoppable: ``fn`` is called with a ``control`` keyword
+        (in a worker process, a local control that the runner stops when ``control`` is).
+        """
+        ...
+
+    async def start(self) -> None:
+        """Get ready for the first job now (a worker process starts here, not at the first
+        ``go``, whose clock would pay for it); a no-op where there is nothing to start."""
         ...
 
     async def resize_hash(self, hash_mb: int) -> None: ...
@@ -148,8 +159,16 @@ class ThreadRunner:
             ),
         )
 
-    async def call(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+    async def call(
+        self, fn: Callable[..., T], *args: Any, control: SearchControl | None = None
+    ) -> T:
+        job = functools.partial(fn, *args) if control is None else functools.partial(
+            fn, *args, control=control
+        )
+        return await asyncio.get_running_loop().run_in_executor(self._executor, job)
+
+    async def start(self) -> None:
+        """Nothing to start: the thread exists from the constructor on."""
 
     async def resize_hash(self, hash_mb: int) -> None:
         await self.call(self._searcher.resize_hash, hash_mb)

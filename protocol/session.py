@@ -1,13 +1,24 @@
 """One UCI engine session: a transport-agnostic state machine.
 
-States (DESIGN.md): IDLE → SEARCHING (a ``go`` is running) → STOPPING (``stop`` was asked,
-waiting for the search to hand back its move) → IDLE.  Invariants this module keeps:
+States (DESIGN.md): IDLE → SEARCHING (a ``go``, ``perft`` or ``bench`` job is running) →
+STOPPING (``stop`` was asked, waiting for the job to hand back its answer) → IDLE.
+Invariants this module keeps:
 
+* ``isready``, ``stop``, ``ponderhit`` and ``quit`` are answered at once in every state: they
+  are never queued behind a job, so the reader is never blocked by one;
+* a command that needs the job's result or an idle engine (``setoption``, ``ucinewgame``,
+  ``position``, ``go``, ``perft``, ``bench``, ``d``, ``eval``) is queued behind the running job
+  and run in arrival order once it ends (a bounded queue: past
+  :data:`MAX_QUEUED_COMMANDS` a command is refused with an error); when the engine is idle it
+  runs at once, so a transport that feeds lines one by one sees its effects before the next;
+* ``stop`` ends the running job and every ``go`` queued before it (each still answers: a
+  queued ``go`` then answers at once); a ``go`` that arrives while a job runs ends that job
+  first, as a new search always did;
 * every ``go`` gets exactly one ``bestmove``, and it is never dropped by a sink;
 * during ``go infinite`` / ``go ponder`` no ``bestmove`` before ``stop`` / ``ponderhit``,
   even if the search ran out of tree first;
-* ``isready`` is answered at once, searching or not;
-* bad input produces ``info string error: …`` and changes nothing (position, options, TT).
+* bad input produces ``info string error: …`` and changes nothing (position, options, TT);
+  an internal error is logged in full here and reaches the client as one short line.
 
 The session never searches itself: searches, perft and bench run in a :class:`SearchRunner`
 off the event loop.  The session owns the position (as start FEN + moves, so a change of
@@ -17,7 +28,9 @@ off the event loop.  The session owns the position (as start FEN + moves, so a c
 from __future__ import annotations
 
 import asyncio
+import collections
 import enum
+import itertools
 import logging
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, replace
@@ -25,11 +38,12 @@ from importlib import metadata
 from typing import Any, Protocol
 
 from engine.control import SearchControl
+from engine.emergency import emergency_move
 from engine.eval import LinearEvaluator, format_explanation
 from engine.game import Game, GameError, IllegalMoveError
 from engine.info import SearchInfo, SearchResult
 from engine.limits import Limits
-from engine.perft import divide
+from engine.perft import divide_until_stopped
 from games import GAMES, Variant, get_variant
 from protocol import commands as cmd
 from protocol.bench import run_bench
@@ -61,6 +75,15 @@ MAX_LINE_LENGTH = 1 << 16
 """Longer lines are refused: no legitimate UCI command comes near it (a game of 1,000 moves
 is about 5,000 characters)."""
 
+MAX_QUEUED_COMMANDS = 256
+"""Commands that may wait behind a running job.  A GUI never queues more than a handful
+(``position`` and ``go`` per move); the bound keeps a client that floods a long search with
+commands from growing the server's memory.  Past it a command is refused with an error."""
+
+MALFORMED_GO_MOVETIME_MS = 1000
+"""What a ``go`` with a bad part searches when its valid parts set no limit: a typo such as
+``go movetime -5`` must not pin a CPU until ``stop``.  ``infinite`` and ``ponder`` are kept."""
+
 
 def engine_version() -> str:
     try:
@@ -69,10 +92,30 @@ def engine_version() -> str:
         return "dev"
 
 
-class State(enum.Enum):
+class State(enum.StrEnum):
     IDLE = "idle"
     SEARCHING = "searching"
     STOPPING = "stopping"
+
+
+_AT_ONCE = (
+    cmd.Empty, cmd.Uci, cmd.IsReady, cmd.Debug, cmd.Register, cmd.Stop, cmd.PonderHit,
+    cmd.Quit, cmd.Invalid, cmd.Unknown,
+)
+"""Commands answered as they arrive, whatever runs: they neither wait for a job nor change
+what a job or a queued command depends on."""
+
+_JOBS = (cmd.Go, cmd.Perft, cmd.Bench)
+"""Commands that start a job (the session is busy until it ends)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Queued:
+    """A command waiting behind the running job, with its arrival number (for ``stop``)."""
+
+    seq: int
+    command: cmd.Command
+    line: str
 
 
 class LineSink(Protocol):
@@ -136,8 +179,20 @@ class EngineSession:
         self.state = State.IDLE
         self._control: SearchControl | None = None
         self._job: asyncio.Task[None] | None = None
+        """The running job (search, perft, bench); ``None`` once it has ended."""
         self._release: asyncio.Event | None = None
         """Set when a held bestmove (infinite / ponder) may be sent."""
+        self._queue: collections.deque[_Queued] = collections.deque()
+        self._pump: asyncio.Task[None] | None = None
+        """Runs the queued commands once the job ends; alive while any are left."""
+        self._arrivals = itertools.count(1)
+        self._last_seq = 0
+        self._stopped_through = 0
+        """``stop`` ends the running job and every ``go`` that arrived up to this number, also
+        one still queued (queued perft and bench run: they were asked for after the job)."""
+        self._input_ended = False
+        """No more input will come: a job that would wait for ``stop`` is not held."""
+        self._starting: asyncio.Task[None] | None = None
         self._closed = False
 
     # -- public interface ------------------------------------------------------------------
@@ -150,10 +205,22 @@ class EngineSession:
     def options(self) -> Options:
         return self._options
 
+    @property
+    def idle(self) -> bool:
+        """No job runs and no command waits: the next command runs at once."""
+        return not self._busy
+
     async def handle(self, line: str) -> bool:
-        """Process one input line.  Returns False once the session should end (``quit``)."""
+        """Process one input line.  Returns False once the session should end (``quit``).
+
+        Never waits for a running job: a command that must is queued behind it (see the
+        module docstring), so ``isready`` and ``stop`` that follow are answered at once.
+        """
         if self._closed:
             return False
+        if self._starting is None:
+            # Get the runner ready while the GUI is still sending uci/isready.
+            self._starting = asyncio.create_task(self._start_runner())
         if len(line) > MAX_LINE_LENGTH:
             self._error("line too long", f"{len(line)} characters, limit {MAX_LINE_LENGTH}")
             return True
@@ -161,31 +228,60 @@ class EngineSession:
         if self._debug and not isinstance(command, cmd.Empty):
             self._say(f"debug: received {line.strip()!r} in state {self.state.value}")
         try:
-            return await self._dispatch(command)
+            if isinstance(command, _AT_ONCE):
+                return await self._answer(command)
+            if isinstance(command, cmd.Go):
+                for problem in command.errors:
+                    self._send(info_string(f"error: {problem}"))
+            if not self._busy:
+                await self._execute(_Queued(self._arrive(), command, line))
+                return True
+            self._enqueue(command, line)
         except Exception as exc:  # a bug must never take the session down with it
-            log.exception("internal error while handling %r", line)
-            self._error(f"internal error: {exc}", line.strip())
-            return True
+            self._internal_error("handling a command", exc, line)
+        return True
 
     async def finish_input(self) -> None:
-        """Input ended (EOF): let a finite search finish and deliver its move, then close.
+        """Input ended (EOF): let queued commands and finite jobs finish, then close.
 
-        An infinite or pondering search would never end on its own, so it is stopped.
+        An infinite or pondering search would never end on its own, so it is stopped, and
+        one still queued is stopped as it starts.
         """
-        if self._job is not None and self._release is not None and not self._release.is_set():
+        self._input_ended = True
+        if self._release is not None and not self._release.is_set():
             self._stop_search()
         await self.close()
 
     async def close(self) -> None:
-        """Wait for any running job (its bestmove is sent), then release the runner."""
+        """Wait for the queue and any running job (their answers are sent), then release
+        the runner.  To end them early, send ``stop`` first."""
         if self._closed:
             return
-        await self._wait_job()
+        await self._settle()
         self._closed = True
+        if self._starting is not None and not self._starting.done():
+            self._starting.cancel()
         await self._runner.close()
 
     # -- dispatch --------------------------------------------------------------------------
-    async def _dispatch(self, command: cmd.Command) -> bool:
+    @property
+    def _busy(self) -> bool:
+        return self._job is not None or self._pump is not None or bool(self._queue)
+
+    def _arrive(self) -> int:
+        self._last_seq = next(self._arrivals)
+        return self._last_seq
+
+    async def _start_runner(self) -> None:
+        try:
+            await self._runner.start()
+        except Exception:
+            # The first job will try again and report what fails then.
+            log.warning("could not start the search runner ahead of the first job",
+                        exc_info=True)
+
+    async def _answer(self, command: cmd.Command) -> bool:
+        """The commands answered at once, in every state."""
         match command:
             case cmd.Empty():
                 pass
@@ -195,41 +291,94 @@ class EngineSession:
                 self._send("readyok")
             case cmd.Debug(on=on):
                 self._debug = on
-            case cmd.SetOption(name=name, value=value):
-                await self._set_option(name, value)
             case cmd.Register():
                 self._say("registration is not required")
-            case cmd.UciNewGame():
-                await self._wait_job(stop=True)
-                await self._runner.clear()
-            case cmd.Position(fen=fen, moves=moves):
-                self._set_position(fen, moves)
-            case cmd.Go(limits=limits, errors=errors):
-                for problem in errors:
-                    self._send(info_string(f"error: {problem}"))
-                await self._go(limits)
             case cmd.Stop():
+                self._stopped_through = self._last_seq
                 self._stop_search()
             case cmd.PonderHit():
                 self._ponderhit()
             case cmd.Quit():
-                await self._wait_job(stop=True)
-                await self.close()
+                await self._quit()
                 return False
+            case cmd.Invalid(line=line, reason=reason):
+                self._error(reason, line)
+            case cmd.Unknown(line=line):
+                self._error("unknown command", line.strip())
+        return True
+
+    def _enqueue(self, command: cmd.Command, line: str) -> None:
+        """Queue ``command`` behind the running job (and those already waiting)."""
+        if len(self._queue) >= MAX_QUEUED_COMMANDS:
+            self._error(
+                f"{MAX_QUEUED_COMMANDS} commands already wait for the search; "
+                "send stop, or wait for bestmove",
+                line.strip(),
+            )
+            return
+        seq = self._arrive()
+        if isinstance(command, cmd.Go):
+            # A new search ends the one running and any queued before it.
+            self._stopped_through = seq - 1
+            self._stop_search()
+        self._queue.append(_Queued(seq, command, line))
+        if self._pump is None:
+            self._pump = asyncio.create_task(self._run_queue())
+
+    async def _run_queue(self) -> None:
+        """Run queued commands in order, each after the job before it has ended."""
+        try:
+            while True:
+                await self._wait_job()
+                if not self._queue:
+                    return
+                item = self._queue.popleft()
+                try:
+                    await self._execute(item)
+                except Exception as exc:
+                    self._internal_error("handling a command", exc, item.line)
+        finally:
+            self._pump = None
+
+    async def _settle(self) -> None:
+        """Wait until the queue is empty and no job runs."""
+        while self._busy:
+            if self._pump is not None:
+                await self._pump
+            else:
+                await self._wait_job()
+
+    async def _quit(self) -> None:
+        """``quit``: drop what waits, stop the job (its answer is still sent), close."""
+        if self._queue:
+            log.info("quit: %d queued command(s) dropped", len(self._queue))
+            self._queue.clear()
+        self._stopped_through = self._last_seq
+        self._stop_search()
+        await self.close()
+
+    async def _execute(self, item: _Queued) -> None:
+        """Run one command that needs an idle engine (never called while a job runs)."""
+        match item.command:
+            case cmd.SetOption(name=name, value=value):
+                await self._set_option(name, value)
+            case cmd.UciNewGame():
+                await self._runner.clear()
+            case cmd.Position(fen=fen, moves=moves):
+                self._set_position(fen, moves)
+            case cmd.Go(limits=limits, errors=errors):
+                self._go(limits, bounded=not errors, seq=item.seq)
             case cmd.Display():
                 for text in self._game.display().splitlines():
                     self._send(text)
             case cmd.Eval():
                 self._eval()
             case cmd.Perft(depth=depth):
-                await self._perft(depth)
+                self._perft(depth)
             case cmd.Bench(depth=depth):
-                await self._bench(depth)
-            case cmd.Invalid(line=line, reason=reason):
-                self._error(reason, line)
-            case cmd.Unknown(line=line):
-                self._error("unknown command", line.strip())
-        return True
+                self._bench(depth)
+            case other:
+                raise AssertionError(f"not a queued command: {other!r}")
 
     # -- commands --------------------------------------------------------------------------
     def _uci(self) -> None:
@@ -240,8 +389,6 @@ class EngineSession:
         self._send("uciok")
 
     async def _set_option(self, name: str, value: str | None) -> None:
-        if await self._busy("change options", name):
-            return
         shown = f"setoption name {name}" + ("" if value is None else f" value {value}")
         try:
             before = None if isinstance(self._options.spec(name), Button) else self._options[name]
@@ -398,9 +545,14 @@ class EngineSession:
         self._send(f"Evaluation: {total} (side to move's point of view)")
 
     # -- searching -------------------------------------------------------------------------
-    async def _go(self, limits: Limits) -> None:
-        await self._wait_job(stop=True)  # a go while searching ends the old search first
+    def _go(self, limits: Limits, *, bounded: bool, seq: int) -> None:
+        """Start a search.  ``bounded`` is False when the ``go`` had a bad part: then a
+        search that its valid parts leave without any limit gets a short one instead."""
         limits = self._checked_searchmoves(limits)
+        if not bounded and not _has_limit(limits, self._game.side):
+            limits = replace(limits, movetime=MALFORMED_GO_MOVETIME_MS)
+            self._say(f"searching with movetime {MALFORMED_GO_MOVETIME_MS}: the go had errors "
+                      "and no valid limit")
         control = SearchControl(pondering=limits.ponder)
         release = asyncio.Event()
         if not limits.waits_for_stop:
@@ -409,6 +561,8 @@ class EngineSession:
         if self._debug:
             self._say(f"debug: search {limits} on {game.fen()}")
         self._start_job(self._search_job(game, limits, control, release), control, release)
+        if seq <= self._stopped_through:
+            self._stop_search()  # a stop (or a newer go) arrived while this go was queued
 
     def _start_job(
         self,
@@ -417,13 +571,18 @@ class EngineSession:
         release: asyncio.Event | None = None,
     ) -> None:
         """Run a long job (search, perft, bench) as a task, so that the session keeps
-        reading input: ``isready`` is answered and ``stop`` is heard while it runs."""
+        reading input: ``isready`` is answered and ``stop`` is heard while it runs.
+
+        A job that would wait for a ``stop`` after input has ended starts stopped: it still
+        answers, at once."""
         if release is None:
             release = asyncio.Event()
             release.set()
         self._control, self._release = control or SearchControl(), release
         self.state = State.SEARCHING
         self._job = asyncio.create_task(self._finishing(job))
+        if self._input_ended and not release.is_set():
+            self._stop_search()
 
     async def _finishing(self, job: Coroutine[Any, Any, None]) -> None:
         try:
@@ -431,6 +590,7 @@ class EngineSession:
         finally:
             self.state = State.IDLE
             self._control = self._release = None
+            self._job = None
 
     def _checked_searchmoves(self, limits: Limits) -> Limits:
         """Drop searchmoves that are not legal here (reporting them; ``0000`` silently)."""
@@ -467,8 +627,7 @@ class EngineSession:
                 algorithm=self._options.get_str("Algorithm"),
             )
         except Exception as exc:
-            log.exception("search failed")
-            self._error(f"internal error in search: {exc}", game.fen())
+            self._internal_error("search", exc, game.fen())
         finally:
             # Hold the move while infinite/pondering until stop or ponderhit releases it.
             await release.wait()
@@ -480,10 +639,10 @@ class EngineSession:
             # if the game can still name one, else the null move.
             best = None
             try:
-                moves = game.legal_moves()
-                best = game.format_move(moves[0]) if moves else None
+                move = emergency_move(game)
+                best = None if move is None else game.format_move(move)
             except Exception:
-                log.exception("no fallback move after a failed search")
+                log.exception("no emergency move after a failed search")
             self._send(bestmove_line(best))
             return
         self._send(bestmove_line(result.best, result.ponder))
@@ -506,59 +665,42 @@ class EngineSession:
         self._control.ponderhit()
         self._release.set()
 
-    async def _wait_job(self, *, stop: bool = False) -> None:
-        if self._job is None:
-            return
-        if stop:
-            self._stop_search()
-        job, self._job = self._job, None
-        await job
+    async def _wait_job(self) -> None:
+        job = self._job
+        if job is not None:
+            await asyncio.shield(job)  # a cancelled waiter must not cancel the job
 
     # -- perft and bench -------------------------------------------------------------------
-    async def _perft(self, depth: int) -> None:
-        if await self._busy("run perft", f"perft {depth}"):
-            return
-        self._start_job(self._perft_job(self._game.copy(), depth))
+    def _perft(self, depth: int) -> None:
+        control = SearchControl()
+        self._start_job(self._perft_job(self._game.copy(), depth, control), control)
 
-    async def _perft_job(self, game: Game[Any], depth: int) -> None:
+    async def _perft_job(self, game: Game[Any], depth: int, control: SearchControl) -> None:
         try:
-            counts = await self._runner.call(divide, game, depth)
+            done = await self._runner.call(divide_until_stopped, game, depth, control=control)
         except Exception as exc:
-            log.exception("perft failed")
-            self._error(f"internal error in perft: {exc}", f"perft {depth}")
+            self._internal_error("perft", exc, f"perft {depth}")
             return
-        for move, count in counts:
+        if not done.complete:
+            self._say(f"perft stopped: {len(done.counts)} of {done.root_moves} root moves "
+                      "counted")
+        for move, count in done.counts:
             self._send(f"{move}: {count}")
         self._send("")
-        self._send(f"Nodes searched: {sum(c for _, c in counts)}")
+        self._send(f"Nodes searched: {done.nodes}")
 
-    async def _bench(self, depth: int | None) -> None:
-        if await self._busy("run bench", "bench"):
-            return
-        self._start_job(self._bench_job(self._variant.name, depth))
+    def _bench(self, depth: int | None) -> None:
+        control = SearchControl()
+        self._start_job(self._bench_job(self._variant.name, depth, control), control)
 
-    async def _bench_job(self, variant: str, depth: int | None) -> None:
+    async def _bench_job(self, variant: str, depth: int | None, control: SearchControl) -> None:
         try:
-            result = await self._runner.call(run_bench, variant, depth)
+            result = await self._runner.call(run_bench, variant, depth, control=control)
         except Exception as exc:
-            log.exception("bench failed")
-            self._error(f"internal error in bench: {exc}", "bench")
+            self._internal_error("bench", exc, "bench")
             return
         for text in result.lines():
             self._send(text)
-
-    async def _busy(self, what: str, offending: str) -> bool:
-        """Commands that need an idle engine wait for a finite search to finish (as
-        Stockfish does, so piped scripts work); an infinite or pondering search would never
-        finish, so they are refused instead of deadlocking the session."""
-        if self._job is not None and self._release is not None and self._release.is_set():
-            await self._wait_job()
-        if self.state is State.IDLE:
-            return False
-        self._error(
-            f"cannot {what} during an infinite or ponder search; send stop first", offending
-        )
-        return True
 
     # -- output ----------------------------------------------------------------------------
     def _send(self, line: str) -> None:
@@ -567,11 +709,29 @@ class EngineSession:
     def _say(self, text: str) -> None:
         self._sink.send(info_string(text))
 
+    def _internal_error(self, during: str, exc: BaseException, offending: str) -> None:
+        """A bug or a failed worker: the whole story goes to the server's log; the client
+        gets one short line (the exception's type, no message that could hold paths)."""
+        log.error("internal error in %s (%s)", during, offending.strip()[:200], exc_info=exc)
+        self._error(f"internal error in {during} ({type(exc).__name__})", offending.strip())
+
     def _error(self, what: str, offending: str) -> None:
         # Echo the client's text back safely: control bytes would corrupt the line framing.
         shown = "".join(c if c.isprintable() else "?" for c in offending)
         log.info("client error: %s (%s)", what, shown)
         self._sink.send(error_line(what, shown))
+
+
+def _has_limit(limits: Limits, side: int) -> bool:
+    """True when the search will end by itself or waits for ``stop`` by request."""
+    return (
+        limits.movetime is not None
+        or limits.clock(side)[0] is not None
+        or limits.depth is not None
+        or limits.nodes is not None
+        or limits.mate is not None
+        or limits.waits_for_stop
+    )
 
 
 def _play(game: Game[Any], moves: Iterable[str]) -> None:

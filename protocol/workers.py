@@ -2,9 +2,10 @@
 
 Why processes: the TCP server runs many sessions in one event loop, and CPython's GIL would
 serialize their searches on one core.  Each session therefore gets its own worker process
-(started lazily on its first job, reused afterwards), which holds that session's
-:class:`~engine.search.Searcher` and so its transposition table: Hash stays per session and
-bounded by the option, and a crash in one worker cannot touch another session.
+(started when the session starts, see :meth:`ProcessRunner.start`, and reused), which holds
+that session's :class:`~engine.search.Searcher` and so its transposition table: Hash stays
+per session and bounded by the option, and a crash in one worker cannot touch another
+session.
 
 Process start method: ``forkserver`` where the platform has it (``spawn`` elsewhere), never a
 plain ``fork`` of the threaded asyncio process.  The fork server preloads this module (and so
@@ -15,7 +16,7 @@ The wire between the two sides is a :func:`multiprocessing.Pipe` carrying pickle
 
     parent → worker   ("search", seq, game, limits, multipv, overhead_ms, pondering, sent_at,
                        algorithm)
-                      ("call", seq, fn, args)  ("resize", seq, mb)  ("clear", seq)
+                      ("call", seq, fn, args, stoppable)  ("resize", seq, mb)  ("clear", seq)
                       ("stop", seq)  ("ponderhit", seq)  ("exit",)
     worker → parent   ("info", seq, SearchInfo)  ("done", seq, value)
                       ("failed", seq, description)
@@ -54,6 +55,7 @@ from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 from engine.control import SearchControl
+from engine.emergency import emergency_move
 from engine.game import Game
 from engine.info import Bound, InfoCallback, SearchInfo, SearchResult
 from engine.limits import Limits
@@ -90,8 +92,9 @@ The worker notices its deadline only when it gets the CPU; with every core busy 
 tens of milliseconds late.  The event loop is what answers ``isready`` at once anyway, so it
 also guarantees ``bestmove`` on time: the move is the same one the worker would play (the
 last completed iteration's), just not waited for.  A worker so starved that it has not
-completed even one iteration gets the session's emergency move (the game's first legal
-move), announced to the client with ``info string``: a weak move beats a lost game on time.
+completed even one iteration gets the session's emergency move (the best by a one-ply look,
+:func:`~engine.emergency.emergency_move`), announced to the client with ``info string``: a
+weak move beats a lost game on time.
 That only happens far beyond the cores' capacity (e.g. 16 searches per core at 300 ms)."""
 
 _PRELOAD = ["protocol.workers", "games", "protocol.cli"]
@@ -177,10 +180,10 @@ def _listen(conn: Connection, jobs: queue.SimpleQueue[tuple[Any, ...] | None],
                         control.stop()
                     else:
                         control.ponderhit()
-            elif kind == "search":
+            elif kind == "search" or (kind == "call" and message[4]):
                 # The control exists before the job is queued, so a stop that arrives while the
                 # job still waits in the queue is not lost.
-                control = SearchControl(pondering=message[6])
+                control = SearchControl(pondering=kind == "search" and message[6])
                 with state.lock:
                     state.controls[message[1]] = control
                 jobs.put((*message, control))
@@ -237,7 +240,7 @@ def _worker_main(conn: Connection, hash_mb: int, nice: int) -> None:
                 conn.send(("failed", seq, description))
                 continue
             finally:
-                if kind == "search":
+                if kind in {"search", "call"}:
                     with state.lock:
                         state.controls.pop(seq, None)
             try:
@@ -276,6 +279,8 @@ def _run_job(searcher: Searcher, conn: Connection, job: tuple[Any, ...]) -> obje
         )
     if kind == "call":
         fn: Callable[..., object] = job[2]
+        if job[4]:  # stoppable: the listener made a control for it (the job's last item)
+            return fn(*job[3], control=job[5])
         return fn(*job[3])
     if kind == "resize":
         searcher.resize_hash(job[2])
@@ -490,10 +495,11 @@ class _Watchdog:
 class ProcessRunner:
     """Runs one session's searches, perft and bench in its own worker process.
 
-    The worker starts on the first job and is reused; if it dies, the pending job fails (with
+    The worker starts at :meth:`start` (the session calls it when it begins) or, failing
+    that, on the first job, and is reused; if it dies, the pending job fails (with
     :class:`WorkerDiedError`) and the next job starts a new one with the current Hash size.
-    ``resize_hash``/``clear`` before the first job only record the size: a fresh worker starts
-    with an empty table of that size, so an idle session costs no process at all.
+    ``resize_hash``/``clear`` before the worker exists only record the size: a fresh worker
+    starts with an empty table of that size.
     """
 
     def __init__(self, hash_mb: int = 16, *, context: WorkerContext | None = None,
@@ -536,9 +542,10 @@ class ProcessRunner:
 
         def emergency() -> str:
             # Never without moves: the worker answers a position without any at once.
-            if limits.searchmoves:
-                return limits.searchmoves[0]
-            return game.format_move(game.legal_moves()[0])
+            candidates = [game.parse_move(m) for m in limits.searchmoves or ()] or None
+            move = emergency_move(game, candidates)
+            assert move is not None
+            return game.format_move(move)
 
         watchdog = _Watchdog(worker, seq, budget, on_info, emergency)
 
@@ -565,10 +572,32 @@ class ProcessRunner:
         result = await self._submit(worker, seq, message, watchdog.see, after_send=steer)
         return cast(SearchResult, result)
 
-    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+    async def call(
+        self, fn: Callable[..., T], *args: Any, control: SearchControl | None = None
+    ) -> T:
         worker = await self._ensure_worker()
         seq = next(self._seq)
-        return cast(T, await self._submit(worker, seq, ("call", seq, fn, args)))
+        after_send = None
+        if control is not None:
+
+            def forward(what: str) -> None:
+                if what == "stop" and worker.alive and seq in worker.pending:
+                    with contextlib.suppress(WorkerDiedError):
+                        worker.send(("stop", seq))
+
+            def steer(_future: asyncio.Future[Any]) -> None:
+                control.add_listener(forward)
+                if control.stopped:
+                    forward("stop")
+
+            after_send = steer
+        message = ("call", seq, fn, args, control is not None)
+        return cast(T, await self._submit(worker, seq, message, after_send=after_send))
+
+    async def start(self) -> None:
+        """Start the worker process now: a session's first timed ``go`` must not pay for
+        (or, under load, lose its whole budget to) a process start."""
+        await self._ensure_worker()
 
     async def resize_hash(self, hash_mb: int) -> None:
         self._hash_mb = hash_mb

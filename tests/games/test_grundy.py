@@ -8,6 +8,8 @@ Conway and Guy, *Winning Ways*, vol. 1, p. 96), for heaps of 0..30 matches.
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from engine.game import Game, GameError, IllegalMoveError, InvalidPositionError
@@ -15,7 +17,7 @@ from engine.limits import Limits
 from engine.perft import perft
 from engine.score import Mate
 from engine.search import Searcher
-from games import GAMES, get_variant
+from games import GAMES, get_variant, grundy
 from games.grundy import (
     MAX_MATCHES,
     START_FEN,
@@ -260,3 +262,22 @@ def test_no_null_move_and_copy_is_independent() -> None:
 def test_grundy_values_argument_check() -> None:
     with pytest.raises(ValueError, match="negative"):
         grundy_values(-1)
+
+
+def test_a_position_unpickled_where_the_value_cache_is_empty_plays_on() -> None:
+    """Issue 12 (4): worker processes start with an empty module cache of Grundy values, and
+    every search there raised IndexError in ``push``.  A position carries its own table."""
+    position = pickle.dumps(grundy.Grundy((40, 7)))
+    cached = grundy._VALUES[:]
+    del grundy._VALUES[3:]  # as in a freshly started worker process
+    try:
+        game = pickle.loads(position)
+        plies = 0
+        while moves := game.legal_moves():
+            game.push(moves[-1])  # the most uneven split: the longest game
+            plies += 1
+        assert plies == len(game.heaps) - 2  # every move adds one heap
+        assert max(game.heaps) <= 2
+        assert game.nim_sum == 0
+    finally:
+        grundy._VALUES[:] = cached

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from engine.limits import Limits
 from protocol.commands import (
     COMMAND_WORDS,
+    GO_VALUE_CAP,
     Bench,
     Command,
     Debug,
@@ -238,15 +239,22 @@ def test_go_error_messages_escape_and_bound_the_offending_text() -> None:
     )
 
 
-def test_go_huge_integers_are_accepted_or_reported_never_raised() -> None:
+@pytest.mark.parametrize("keyword", ["wtime", "btime", "winc", "binc", "movestogo", "movetime",
+                                     "depth", "mate"])
+@pytest.mark.parametrize("digits", [11, 400, 10_000])
+def test_go_huge_values_are_clamped_not_internal_errors(keyword: str, digits: int) -> None:
+    """Issue 12 (5): a 400-digit movetime once became "int too large to convert to float"."""
+    result = parse_command(f"go {keyword} " + "9" * digits)
+    assert result == Go(Limits(**{keyword: GO_VALUE_CAP}))  # type: ignore[arg-type]
+
+
+def test_go_huge_negative_clock_and_node_counts_are_clamped() -> None:
+    assert parse_command("go wtime -" + "9" * 5000) == Go(Limits(wtime=-GO_VALUE_CAP))
     assert parse_command("go nodes 123456789012345678901234567890") == Go(
-        Limits(nodes=123456789012345678901234567890)
+        Limits(nodes=2**63 - 1)
     )
-    result = parse_command("go nodes " + "9" * 10_000)
-    assert isinstance(result, Go)
-    assert result.limits.nodes is None
-    assert len(result.errors) == 1
-    assert result.errors[0].startswith("nodes: '999")
+    assert parse_command("go nodes 3000000000") == Go(Limits(nodes=3_000_000_000))
+    assert parse_command("go depth 0000000000000000000000007") == Go(Limits(depth=7))
 
 
 @pytest.mark.parametrize(

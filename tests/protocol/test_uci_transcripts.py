@@ -217,12 +217,16 @@ async def test_go_while_searching_ends_the_old_search_first(uci: UciProcess) -> 
     assert sum(s.startswith("bestmove") for s in lines) == 2
 
 
-async def test_setoption_during_search_is_refused(uci: UciProcess) -> None:
+async def test_setoption_during_an_infinite_search_waits_for_stop(uci: UciProcess) -> None:
+    """Queued behind the search, never refused, never blocking isready."""
     await uci.send("position startpos", "go infinite")
-    answer = await uci.exchange("setoption name Hash value 1")
-    assert any(s.startswith("info string error:") and "Hash" in s for s in answer)
+    answer = await uci.exchange("setoption name MultiPV value 2")
+    assert not any(s.startswith("bestmove") or "error" in s for s in answer), answer
     await uci.send("stop")
     await uci.read_until(lambda s: s.startswith("bestmove"))
+    await uci.send("go depth 2")
+    lines = await uci.read_until(lambda s: s.startswith("bestmove"))
+    assert any(" multipv 2 " in s for s in lines), lines
 
 
 async def test_setoption_after_a_finite_go_waits_for_it_like_stockfish(uci: UciProcess) -> None:
