@@ -17,15 +17,27 @@ broker (Mosquitto on one machine, an EMQX or HiveMQ cluster for bigger fleets). 
   thinned to the last ``info`` line per depth and MultiPV line), then exactly one terminal
   reply at QoS 1: ``done`` (the last ``info`` lines and the ``bestmove`` line) or ``error``
   (``info string error: <what> (<offending text>)`` lines: the job was refused and nothing
-  ran).  Payloads are UTF-8 lines separated by ``\\n``.
+  ran; or one ``info string error: internal error, …`` line: the job failed inside the
+  worker, which logged the details under the incident id the line names — a client never
+  sees a traceback or a path of the worker's machine, and never takes a stand-in move for
+  an answer).  Payloads are UTF-8 lines separated by ``\\n``.
 * **Presence** — ``<prefix>/workers/<id>/status`` holds a retained ``online`` while the worker
   is connected; the Will (and a clean shutdown) set a retained ``offline`` that expires after
   a day, so departed workers do not litter the topic tree forever.
 
-Duplicates: the same (response topic, correlation data) seen again — a broker redelivery or a
-client's resend — is answered from a bounded LRU of recent jobs and never searched twice:
-while the job runs the duplicate joins it (and is acknowledged with it); once it is done the
-cached terminal reply is published again.
+Duplicates: the same job — the same response topic, correlation data, job topic and payload
+— seen again (a broker redelivery or a client's resend) is answered from a bounded LRU of
+recent jobs and never searched twice: while the job runs the duplicate joins it (and is
+acknowledged with it); once it is done the cached terminal reply is published again.  The
+job's topic and payload are part of the key because correlation data is the client's choice:
+a client that reuses it for another job must get that job's answer, not the first one's.
+
+Intake: Receive Maximum bounds only QoS 1 (and 2) deliveries, so the broker would hand a
+worker QoS 0 jobs as fast as they come.  A worker therefore takes a QoS 0 job only while
+fewer than ``concurrency + backlog`` jobs are pending (taken and not yet answered) and drops
+the rest, counted and logged: QoS 0 promises no delivery.  QoS 1 jobs are never dropped;
+the broker's Receive Maximum keeps at most ``concurrency`` of them pending, so a worker
+holds at most ``2 * concurrency + backlog`` jobs whatever its clients send.
 
 Lost workers and brokers.  The worker reconnects with exponential backoff, resubscribes,
 republishes its presence and re-sends terminal replies that could not be published while the
@@ -61,6 +73,7 @@ import argparse
 import asyncio
 import contextlib
 import enum
+import hashlib
 import logging
 import os
 import random
@@ -70,6 +83,7 @@ import socket
 import ssl
 import sys
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -91,7 +105,7 @@ from protocol.argtypes import positive_int
 from protocol.formatting import error_line
 from protocol.options import EvalFileAccess
 from protocol.runner import SearchRunner
-from protocol.session import MAX_LINE_LENGTH, EngineSession
+from protocol.session import MAX_LINE_LENGTH, EngineSession, State
 from protocol.workers import ProcessRunner, warm_up
 
 log = logging.getLogger(__name__)
@@ -108,15 +122,8 @@ PASSWORD_ENV = "BRUDNO_MQTT_PASSWORD"
 """Environment variable the broker password is read from by default (never a CLI argument:
 command lines are visible to every user of the machine)."""
 
-STATUS_ACCEPTED = "accepted"
-STATUS_INFO = "info"
-STATUS_DONE = "done"
-STATUS_ERROR = "error"
-TERMINAL_STATUSES = frozenset({STATUS_DONE, STATUS_ERROR})
 PROP_STATUS = "status"
 PROP_WORKER = "worker"
-ONLINE = "online"
-OFFLINE = "offline"
 OFFLINE_EXPIRY_S = 86_400
 """How long the broker keeps a retained ``offline`` status (MQTT 5 Message Expiry)."""
 
@@ -135,12 +142,48 @@ _AUTH_FAILURES = frozenset({0x86, 0x87, 0x8C})
 bad authentication method."""
 
 
+class ReplyStatus(enum.StrEnum):
+    """The ``status`` user property of a reply: what the reply is, in the job's life."""
+
+    ACCEPTED = "accepted"
+    """A worker took the job (empty payload, QoS 0)."""
+    INFO = "info"
+    """Progress lines (QoS 0)."""
+    DONE = "done"
+    """Terminal: the last ``info`` lines and the ``bestmove`` line (QoS 1)."""
+    ERROR = "error"
+    """Terminal: ``info string error:`` lines, no ``bestmove`` (QoS 1)."""
+
+    @property
+    def terminal(self) -> bool:
+        """Whether this reply ends the job (exactly one terminal reply per job)."""
+        return self in (ReplyStatus.DONE, ReplyStatus.ERROR)
+
+
+class Presence(enum.StrEnum):
+    """A worker's retained presence on ``<prefix>/workers/<id>/status``."""
+
+    ONLINE = "online"
+    OFFLINE = "offline"
+
+
 class MqttConfigError(ValueError):
     """Settings the worker or client refuses to start with (explained in the message)."""
 
 
 class FatalBrokerError(RuntimeError):
     """The broker refused us in a way that retrying will not change (credentials, ACLs)."""
+
+
+class JobFailedError(RuntimeError):
+    """A job's session reported an internal error (a bug, a crashed search process).
+
+    The message holds the session's error lines (which may name the worker's files), for the
+    worker's log; the client gets :func:`internal_error_line` instead.
+    """
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
 
 
 # -- broker settings -------------------------------------------------------------------------
@@ -375,11 +418,11 @@ def new_properties(packet_type: int) -> Properties:
     return Properties(packet_type)  # type: ignore[no-untyped-call]
 
 
-def reply_properties(correlation: bytes | None, status: str, worker: str) -> Properties:
+def reply_properties(correlation: bytes | None, status: ReplyStatus, worker: str) -> Properties:
     props = new_properties(PacketTypes.PUBLISH)
     if correlation is not None:
         props.CorrelationData = correlation
-    props.UserProperty = [(PROP_STATUS, status), (PROP_WORKER, worker)]
+    props.UserProperty = [(PROP_STATUS, status.value), (PROP_WORKER, worker)]
     return props
 
 
@@ -491,6 +534,21 @@ def parse_job(payload: bytes, game: str) -> Job:
     return Job(game, tuple(setup), go[0], go[1], new_game)
 
 
+INTERNAL_ERROR_PREFIX = "info string error: internal error"
+"""How a session reports a failure of its own (a bug, a crashed search process), as opposed
+to bad client input: the text after it may hold a traceback and the worker's file paths."""
+
+
+def internal_error_line(incident: str, job: Job) -> str:
+    """The one line a client gets for a job that failed inside the worker.
+
+    It names the incident under which the worker logged the details (the traceback stays on
+    the worker: it shows paths of the worker's machine and helps no client) and, as every
+    error line, the client's text it is about: the job's ``go``.
+    """
+    return error_line(f"internal error, see the worker's log for incident {incident}", job.go)
+
+
 class ReplyCollector:
     """The session's sink for one job: thins progress and keeps the terminal lines.
 
@@ -498,10 +556,17 @@ class ReplyCollector:
     becomes ready for publishing once a deeper one arrives); current-move and statistics
     ticks are dropped.  Other lines pass through in order.  ``bestmove`` ends the job: the
     final reply carries the last depth's lines and the ``bestmove``.
+
+    Internal-error lines (:data:`INTERNAL_ERROR_PREFIX`) are held back in
+    :attr:`internal_errors`, never passed on: they are for the worker's log, and the job they
+    belong to must end with an ``error`` reply, not with the stand-in ``bestmove`` the session
+    sends after a failed search (UCI wants one for every ``go``; a job's client wants the
+    truth).
     """
 
     def __init__(self) -> None:
         self.errors: list[str] = []
+        self.internal_errors: list[str] = []
         self.final: list[str] | None = None
         self.changed = asyncio.Event()
         self._ready: list[str] = []
@@ -509,6 +574,10 @@ class ReplyCollector:
         self._lines: dict[int, str] = {}
 
     def send(self, line: str, *, droppable: bool = False) -> None:
+        if line.startswith(INTERNAL_ERROR_PREFIX):
+            self.internal_errors.append(line)
+            self.changed.set()
+            return
         if droppable and line.startswith("info depth"):
             tokens = line.split()
             if "pv" not in tokens:
@@ -675,6 +744,10 @@ class WorkerConfig:
     """The largest ``Hash`` a job may ask for, per concurrent job."""
     dedup_size: int = 1024
     """Recent jobs remembered to answer duplicate deliveries once."""
+    backlog: int = 16
+    """QoS 0 jobs held waiting for a free slot; more are dropped.  The broker's Receive
+    Maximum holds back QoS 1 jobs but not QoS 0 ones, so without this bound a flood of QoS 0
+    jobs would queue in the worker's memory without limit (see *Intake* in the module notes)."""
     reconnect_initial_s: float = 0.5
     reconnect_max_s: float = 30.0
     shutdown_timeout_s: float = 10.0
@@ -708,6 +781,8 @@ class WorkerConfig:
             raise MqttConfigError("times must be positive")
         if self.max_hash_mb < 1 or self.dedup_size < 1:
             raise MqttConfigError("max hash and dedup size must be at least 1")
+        if self.backlog < 0:
+            raise MqttConfigError("backlog must not be negative")
         if self.reconnect_initial_s <= 0 or self.reconnect_max_s <= 0:
             raise MqttConfigError("reconnect delays must be positive")
         self.eval_files()
@@ -725,6 +800,13 @@ class WorkerStats:
     connections: int = 0
     unanswerable: int = 0
     """Jobs without a usable response topic (acknowledged and dropped)."""
+    dropped: int = 0
+    """QoS 0 jobs dropped because the intake was full (see *Intake* in the module notes)."""
+    failed: int = 0
+    """Jobs that ended with an internal error (answered ``error``, logged with an incident)."""
+    peak_pending: int = 0
+    """The most jobs pending at once (taken in, terminal reply not yet handed to the broker):
+    the bound the intake keeps, visible to tests and operators."""
 
 
 @dataclass(slots=True)
@@ -734,6 +816,35 @@ class _Delivery:
     qos: int
 
 
+@dataclass(frozen=True, slots=True)
+class JobKey:
+    """What makes two deliveries the same job (see *Duplicates* in the module notes).
+
+    ``job_digest`` is a hash of the job topic and payload rather than the payload itself, so
+    the LRU of recent jobs stays small however long the jobs are.
+    """
+
+    response_topic: str
+    correlation: bytes
+    job_digest: bytes
+
+    @classmethod
+    def of(cls, response_topic: str, correlation: bytes, topic: str, payload: bytes) -> JobKey:
+        digest = hashlib.blake2b(digest_size=16)
+        digest.update(topic.encode("utf-8", errors="surrogateescape"))
+        digest.update(b"\x00")
+        digest.update(payload)
+        return cls(response_topic, correlation, digest.digest())
+
+
+@dataclass(frozen=True, slots=True)
+class TerminalReply:
+    """A job's one terminal reply: ``done`` or ``error`` and its lines."""
+
+    status: ReplyStatus
+    payload: str
+
+
 class _JobState(enum.Enum):
     RUNNING = "running"
     DONE = "done"
@@ -741,15 +852,20 @@ class _JobState(enum.Enum):
 
 @dataclass(eq=False, slots=True)
 class _Record:
-    """One job, by (response topic, correlation data): who is waiting for it, its answer."""
+    """One job, by :class:`JobKey`: who is waiting for it, its answer."""
 
     response_topic: str
     correlation: bytes | None
     deliveries: list[_Delivery]
     state: _JobState = _JobState.RUNNING
-    status: str = STATUS_DONE
-    payload: str = ""
+    reply: TerminalReply | None = None
+    """Set when the job is done (``state`` is ``DONE``)."""
     unsent: bool = False
+    key: JobKey | None = None
+    """The key the job is remembered under; ``None`` without correlation data (such a job
+    cannot be told from another, so it is never deduplicated)."""
+    pending: bool = False
+    """The job counts towards the worker's pending jobs (see *Intake* in the module notes)."""
 
 
 class _Slot:
@@ -788,8 +904,13 @@ class _LeasedRunner:
         # Keyword options (multipv, move_overhead_ms, algorithm …) pass through unchanged.
         return await self._slot.runner.search(game, limits, control, on_info, **options)
 
-    async def call(self, fn: Callable[..., T], *args: Any) -> T:
-        return await self._slot.runner.call(fn, *args)
+    async def call(
+        self, fn: Callable[..., T], *args: Any, control: SearchControl | None = None
+    ) -> T:
+        return await self._slot.runner.call(fn, *args, control=control)
+
+    async def start(self) -> None:
+        await self._slot.runner.start()
 
     async def resize_hash(self, hash_mb: int) -> None:
         self._slot.hash_mb = hash_mb
@@ -814,7 +935,7 @@ class MqttWorker:
         self.connected = asyncio.Event()
         """Set while connected and subscribed (tests and health checks wait on it)."""
         self._conn: BrokerConnection | None = None
-        self._records: OrderedDict[tuple[str, bytes], _Record] = OrderedDict()
+        self._records: OrderedDict[JobKey, _Record] = OrderedDict()
         self._unsent: OrderedDict[int, _Record] = OrderedDict()
         self._sessions: dict[int, EngineSession] = {}
         self._slots: asyncio.Queue[_Slot] = asyncio.Queue()
@@ -823,6 +944,8 @@ class MqttWorker:
         self._active = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        self._pending = 0
+        self._dropped_in_burst = 0
         self._accepting = True
         self._topic_jobs = jobs_filter(config.prefix, config.group)
         self._topic_status = status_topic(config.prefix, config.worker_id)
@@ -830,6 +953,17 @@ class MqttWorker:
     @property
     def running_jobs(self) -> int:
         return len(self._sessions)
+
+    @property
+    def pending_jobs(self) -> int:
+        """Jobs taken in whose terminal reply has not yet been handed to the broker (or
+        parked for a resend): what the worker holds in memory for its clients."""
+        return self._pending
+
+    @property
+    def intake_limit(self) -> int:
+        """A QoS 0 job is taken only while fewer jobs than this are pending."""
+        return self.config.concurrency + self.config.backlog
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event) -> None:
@@ -843,7 +977,7 @@ class MqttWorker:
             slot = _Slot(config.runner_factory)
             self._all_slots.append(slot)
             self._slots.put_nowait(slot)
-        self._write_status_file(OFFLINE)
+        self._write_status_file(Presence.OFFLINE)
         try:
             await self._connect_loop(stop)
         finally:
@@ -884,7 +1018,7 @@ class MqttWorker:
             props.SessionExpiryInterval = config.session_expiry_s
         will_props = new_properties(PacketTypes.WILLMESSAGE)
         will_props.MessageExpiryInterval = OFFLINE_EXPIRY_S
-        will = aiomqtt.Will(self._topic_status, OFFLINE, qos=1, retain=True,
+        will = aiomqtt.Will(self._topic_status, Presence.OFFLINE.value, qos=1, retain=True,
                             properties=will_props)
         return config.broker.client(
             config.worker_id, will=will, properties=props,
@@ -915,14 +1049,15 @@ class MqttWorker:
                         "and an ACL that allows them)"
                     )
                 reader = asyncio.create_task(self._read(conn), name="mqtt-reader")
-                if await conn.publish(self._topic_status, ONLINE, qos=1, retain=True):
+                if await conn.publish(self._topic_status, Presence.ONLINE.value, qos=1,
+                                      retain=True):
                     served = True
                     log.info("%s", _event("connected", broker=config.broker.url,
                                           worker=config.worker_id,
                                           concurrency=config.concurrency,
                                           subscription=self._topic_jobs))
                     self.connected.set()
-                    self._write_status_file(ONLINE)
+                    self._write_status_file(Presence.ONLINE)
                     self._resend_unsent()
                     waiting = asyncio.ensure_future(stop.wait())
                     try:
@@ -935,7 +1070,7 @@ class MqttWorker:
             finally:
                 self._conn = None
                 self.connected.clear()
-                self._write_status_file(OFFLINE)
+                self._write_status_file(Presence.OFFLINE)
                 if reader is not None:
                     reader.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
@@ -945,13 +1080,13 @@ class MqttWorker:
                                      error=conn.error or "closed"))
         return served
 
-    def _write_status_file(self, status: str) -> None:
+    def _write_status_file(self, status: Presence) -> None:
         path = self.config.status_file
         if path is None:
             return
         try:
             temporary = path.with_name(path.name + ".tmp")
-            temporary.write_text(status + "\n", encoding="utf-8")
+            temporary.write_text(status.value + "\n", encoding="utf-8")
             os.replace(temporary, path)  # readers never see a half-written file
         except OSError as exc:
             log.warning("%s", _event("status_file_error", path=path, error=exc))
@@ -969,7 +1104,8 @@ class MqttWorker:
         await self._wait_tasks()
         props = new_properties(PacketTypes.PUBLISH)
         props.MessageExpiryInterval = OFFLINE_EXPIRY_S
-        await conn.publish(self._topic_status, OFFLINE, qos=1, retain=True, properties=props)
+        await conn.publish(self._topic_status, Presence.OFFLINE.value, qos=1, retain=True,
+                           properties=props)
 
     async def _stop_all_jobs(self) -> None:
         for session in list(self._sessions.values()):
@@ -996,47 +1132,80 @@ class MqttWorker:
 
     def _on_message(self, conn: BrokerConnection, message: aiomqtt.Message) -> None:
         self.stats.received += 1
+        topic = message.topic.value
+        if message.qos == 0 and self._pending >= self.intake_limit:
+            self._drop(topic)
+            return
         delivery = _Delivery(conn, message.mid, message.qos)
         props = message.properties
         response_topic = response_topic_of(props)
         correlation = correlation_of(props)
-        topic = message.topic.value
         if not valid_response_topic(response_topic):
             self.stats.unanswerable += 1
             log.info("%s", _event("unanswerable", topic=topic,
                                   reason="no usable response topic"))
             conn.ack(delivery.mid, delivery.qos)
             return
-        key = (response_topic, correlation) if correlation is not None else None
+        raw = message.payload
+        payload = bytes(raw) if isinstance(raw, bytes | bytearray) else str(raw or "").encode()
+        key = (JobKey.of(response_topic, correlation, topic, payload)
+               if correlation is not None else None)
         record = self._records.get(key) if key is not None else None
         if record is not None and key is not None:
             self.stats.duplicates += 1
             self._records.move_to_end(key)
-            record.deliveries.append(delivery)
+            if delivery.qos > 0:  # a QoS 0 delivery has nothing to acknowledge
+                record.deliveries.append(delivery)
             log.info("%s", _event("duplicate", topic=topic, state=record.state.value))
             if record.state is _JobState.RUNNING:
-                self._spawn(self._publish_status(record, STATUS_ACCEPTED), "mqtt-accepted")
+                self._spawn(self._publish_status(record, ReplyStatus.ACCEPTED),
+                            "mqtt-accepted")
             else:
                 self._spawn(self._deliver(record), "mqtt-replay")
             return
         if not self._accepting:
             return  # shutting down: unacknowledged, so the broker may hand it to another
-        record = _Record(response_topic, correlation, [delivery])
+        record = _Record(response_topic, correlation, [delivery], key=key)
+        self._hold(record)
         if key is not None:
             self._remember(key, record)
         game = game_from_topic(topic, self.config.prefix)
         try:
-            job = parse_job(message.payload, game)
+            job = parse_job(payload, game)
         except JobError as exc:
             self.stats.rejected += 1
             log.info("%s", _event("rejected", topic=topic, reason=exc.what))
-            self._finish(record, STATUS_ERROR, exc.line())
+            self._finish(record, TerminalReply(ReplyStatus.ERROR, exc.line()))
             return
         self._active += 1
         self._idle.clear()
         self._spawn(self._run_job(record, job), "mqtt-job")
 
-    def _remember(self, key: tuple[str, bytes], record: _Record) -> None:
+    def _drop(self, topic: str) -> None:
+        """Drop a QoS 0 job the intake has no room for: one warning when the intake fills,
+        one with the count when it has room again (a flood must not flood the log too)."""
+        self.stats.dropped += 1
+        if self._dropped_in_burst == 0:
+            log.warning("%s", _event("intake_full", topic=topic, pending=self._pending,
+                                     action="dropping QoS 0 jobs"))
+        self._dropped_in_burst += 1
+
+    def _hold(self, record: _Record) -> None:
+        record.pending = True
+        self._pending += 1
+        self.stats.peak_pending = max(self.stats.peak_pending, self._pending)
+
+    def _release(self, record: _Record) -> None:
+        if not record.pending:
+            return
+        record.pending = False
+        self._pending -= 1
+        if self._dropped_in_burst and self._pending < self.intake_limit:
+            log.warning("%s", _event("qos0_dropped", count=self._dropped_in_burst,
+                                     pending=self._pending))
+            self._dropped_in_burst = 0
+
+    def _remember(self, key: JobKey, record: _Record) -> None:
         records = self._records
         records[key] = record
         while len(records) > self.config.dedup_size:
@@ -1049,7 +1218,7 @@ class MqttWorker:
                 break
 
     async def _run_job(self, record: _Record, job: Job) -> None:
-        reply: tuple[str, str] | None = None
+        reply: TerminalReply | None = None
         try:
             slot = await self._slots.get()
             try:
@@ -1058,8 +1227,7 @@ class MqttWorker:
             finally:
                 self._slots.put_nowait(slot)
         except Exception as exc:
-            log.exception("job failed")
-            reply = STATUS_ERROR, error_line(f"internal error: {exc}", job.go)
+            reply = self._internal_error(job, exc)
         finally:
             self._active -= 1
             if self._active == 0:
@@ -1068,17 +1236,36 @@ class MqttWorker:
             # Shutting down before it started: left unacknowledged, for the broker (or the
             # client's resend) to give to another worker.
             self._forget(record)
+            self._release(record)
             return
-        self._finish(record, *reply)
+        self._finish(record, reply)
+
+    def _internal_error(self, job: Job, exc: Exception) -> TerminalReply:
+        """Log a job's failure in full, under a fresh incident id; the short client reply.
+
+        A failure the session reported (:class:`JobFailedError`) was logged with its
+        traceback by the session already; the incident line adds what it said, so the two
+        can be found together.  Any other exception is logged here with its traceback.
+        """
+        incident = uuid.uuid4().hex[:12]
+        self.stats.failed += 1
+        reported = isinstance(exc, JobFailedError)
+        log.error("%s", _event("internal_error", incident=incident, game=job.game,
+                               go=_printable(job.go, 160),
+                               detail=str(exc) if reported else None),
+                  exc_info=None if reported else exc)
+        return TerminalReply(ReplyStatus.ERROR, internal_error_line(incident, job))
 
     def _forget(self, record: _Record) -> None:
-        if record.correlation is not None:
-            key = (record.response_topic, record.correlation)
-            if self._records.get(key) is record:
-                del self._records[key]
+        if record.key is not None and self._records.get(record.key) is record:
+            del self._records[record.key]
 
-    async def _search(self, record: _Record, job: Job, slot: _Slot) -> tuple[str, str]:
-        """Run one job in a fresh session on ``slot``; returns the terminal reply."""
+    async def _search(self, record: _Record, job: Job, slot: _Slot) -> TerminalReply:
+        """Run one job in a fresh session on ``slot``; returns the terminal reply.
+
+        Raises :class:`JobFailedError` when the session reports an internal error (its
+        lines are the exception's text, for the worker's log).
+        """
         collector = ReplyCollector()
         limit = self.config.max_hash_mb
 
@@ -1094,19 +1281,23 @@ class MqttWorker:
                 await slot.runner.clear()
             for line in (f"setoption name UCI_Variant value {job.game}", *job.setup):
                 await session.handle(line)
+                if collector.internal_errors:
+                    raise JobFailedError(collector.internal_errors)
                 if collector.errors:
                     self.stats.rejected += 1
                     log.info("%s", _event("rejected", game=job.game,
                                           reason=_printable(collector.errors[0], 160)))
-                    return STATUS_ERROR, "\n".join(collector.errors)
+                    return TerminalReply(ReplyStatus.ERROR, "\n".join(collector.errors))
             self.stats.searched += 1
-            await self._publish_status(record, STATUS_ACCEPTED)
+            await self._publish_status(record, ReplyStatus.ACCEPTED)
             await session.handle(job.go)
             await self._follow(record, session, collector, slot)
+            if collector.internal_errors:
+                raise JobFailedError(collector.internal_errors)
             assert collector.final is not None
             log.debug("%s", _event("done", game=job.game,
                                    ms=round((time.monotonic() - started) * 1000)))
-            return STATUS_DONE, "\n".join(collector.final)
+            return TerminalReply(ReplyStatus.DONE, "\n".join(collector.final))
         finally:
             del self._sessions[id(record)]
             await session.close()
@@ -1119,6 +1310,10 @@ class MqttWorker:
         deadline = loop.time() + self.config.max_job_s
         stage = 0  # 0 searching, 1 told to stop, 2 runner replaced
         while collector.final is None:
+            if collector.internal_errors and session.state is State.IDLE:
+                # The session failed before it started a search: no bestmove will come,
+                # and the job ends with an error whatever else might.
+                raise JobFailedError(collector.internal_errors)
             try:
                 await asyncio.wait_for(collector.changed.wait(),
                                        max(0.0, deadline - loop.time()))
@@ -1137,18 +1332,28 @@ class MqttWorker:
             collector.changed.clear()
             ready = collector.take_ready()
             if ready:
-                await self._publish_reply(record, STATUS_INFO, "\n".join(ready), qos=0)
+                await self._publish_reply(record, ReplyStatus.INFO, "\n".join(ready), qos=0)
 
     # -- replies -----------------------------------------------------------------------------
-    def _finish(self, record: _Record, status: str, payload: str) -> None:
-        record.state, record.status, record.payload = _JobState.DONE, status, payload
-        self._spawn(self._deliver(record), "mqtt-reply")
+    def _finish(self, record: _Record, reply: TerminalReply) -> None:
+        record.state, record.reply = _JobState.DONE, reply
+        self._spawn(self._deliver_first(record), "mqtt-reply")
+
+    async def _deliver_first(self, record: _Record) -> None:
+        """The first delivery of a terminal reply; the job stops counting as pending once the
+        broker has the reply, or once it is parked for a resend (a bounded buffer of its own)."""
+        try:
+            await self._deliver(record)
+        finally:
+            self._release(record)
 
     async def _deliver(self, record: _Record) -> None:
         """Publish the terminal reply, then acknowledge every delivery of the job."""
+        reply = record.reply
+        assert reply is not None, "only a finished job is delivered"
         conn = self._conn
         sent = conn is not None and await self._publish_reply(
-            record, record.status, record.payload, qos=1, conn=conn
+            record, reply.status, reply.payload, qos=1, conn=conn
         )
         if not sent:
             record.unsent = True
@@ -1167,11 +1372,11 @@ class MqttWorker:
         for record in list(self._unsent.values()):
             self._spawn(self._deliver(record), "mqtt-resend")
 
-    async def _publish_status(self, record: _Record, status: str) -> None:
+    async def _publish_status(self, record: _Record, status: ReplyStatus) -> None:
         await self._publish_reply(record, status, "", qos=0)
 
-    async def _publish_reply(self, record: _Record, status: str, payload: str, *, qos: int,
-                             conn: BrokerConnection | None = None) -> bool:
+    async def _publish_reply(self, record: _Record, status: ReplyStatus, payload: str, *,
+                             qos: int, conn: BrokerConnection | None = None) -> bool:
         conn = conn or self._conn
         if conn is None:
             return False
@@ -1218,6 +1423,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--concurrency", type=positive_int, default=defaults.concurrency,
                        metavar="N", help="jobs searched at once, one process each (default "
                        "%(default)s; use at most the cores this worker may use)")
+    group.add_argument("--backlog", type=int, default=defaults.backlog, metavar="N",
+                       help="QoS 0 jobs held waiting for a free slot; more are dropped "
+                       "(QoS 1 jobs never are: the broker holds them back) (default "
+                       "%(default)s)")
     group.add_argument("--id", dest="worker_id", metavar="ID",
                        help="worker id: MQTT client id and presence topic (default "
                        "HOSTNAME-PID); keep it stable with --session-expiry")
@@ -1243,8 +1452,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        "others (default: EvalFile refuses every file)")
 
 
-
-
 def run(args: argparse.Namespace) -> int:
     log.setLevel(min(log.getEffectiveLevel(), logging.INFO))
     try:
@@ -1253,6 +1460,7 @@ def run(args: argparse.Namespace) -> int:
             prefix=args.prefix,
             group=args.group,
             concurrency=args.concurrency,
+            backlog=args.backlog,
             worker_id=args.worker_id or default_worker_id(),
             session_expiry_s=args.session_expiry,
             max_job_s=args.max_job_seconds,

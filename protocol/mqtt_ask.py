@@ -14,9 +14,18 @@ and re-sends a job, with the same correlation data, when
   session, or there was no worker), or
 * the client had to reconnect (a reply published meanwhile found no subscriber).
 
-Workers answer a correlation id once, so a re-send never yields two different answers; the
-first terminal reply wins and later copies are ignored.  Jobs carry a Message Expiry equal to
-the time the client is still willing to wait, so a broker drops a job nobody will read.
+Workers answer a job once, so a re-send never yields two different answers; the first
+terminal reply wins and later copies are ignored.  Jobs carry a Message Expiry equal to the
+time the client is still willing to wait, so a broker drops a job nobody will read.
+
+Presence: the workers' retained ``online``/``offline`` tells the client, right after it
+subscribes, whether anyone serves the prefix at all.  MQTT does not say when the retained
+messages are all in, so the client publishes a marker to its own reply topic after
+subscribing and takes presence as known when the marker comes back: a broker sends the
+retained messages of a subscription before anything published after it (MQTT promises order
+per topic only, but brokers queue one connection's messages in order; should the marker
+never return, the presence seen within the broker timeout counts).  ``brudno mqtt-ask`` then says
+at once that no worker is online instead of waiting for its timeout.
 """
 
 from __future__ import annotations
@@ -40,18 +49,15 @@ from paho.mqtt.packettypes import PacketTypes
 from games import GAMES
 from protocol.mqtt import (
     DEFAULT_PREFIX,
-    OFFLINE,
-    ONLINE,
     PROP_STATUS,
     PROP_WORKER,
-    STATUS_ACCEPTED,
-    STATUS_ERROR,
-    TERMINAL_STATUSES,
     Backoff,
     BrokerConnection,
     BrokerSettings,
     FatalBrokerError,
     MqttConfigError,
+    Presence,
+    ReplyStatus,
     add_broker_arguments,
     broker_from_args,
     check_topic_prefix,
@@ -79,6 +85,10 @@ class AskError(Exception):
 
 class AskTimeoutError(AskError):
     """No terminal reply within the time asked for."""
+
+
+class NoWorkerOnlineError(AskError):
+    """No worker's retained presence is ``online``: nobody would take the job."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +161,10 @@ class AskClient:
         self.client_id = client_id or f"brudno-ask-{uuid.uuid4().hex[:12]}"
         self.reply_topic = f"{prefix}/replies/{self.client_id}"
         self.workers: dict[str, str] = {}
-        """Last known presence of each worker seen on the status topics."""
+        """Last known presence of each worker seen on the status topics (a
+        :class:`~protocol.mqtt.Presence` value, or whatever else a worker published)."""
+        self._sync_token = b"presence-sync:" + uuid.uuid4().bytes
+        self._presence_known = asyncio.Event()
         self._backoff = Backoff(reconnect_initial_s, reconnect_max_s)
         self._pending: dict[bytes, _Pending] = {}
         self._conn: BrokerConnection | None = None
@@ -197,12 +210,30 @@ class AskClient:
     def connected(self) -> bool:
         return self._connected.is_set()
 
+    def _online(self) -> list[str]:
+        return sorted(w for w, status in self.workers.items() if status == Presence.ONLINE)
+
+    async def online_workers(self, timeout: float | None = None) -> list[str]:
+        """The ids of the workers whose presence is ``online``, once the retained presence
+        has arrived (see the module notes).
+
+        Waits at most ``timeout`` seconds (default: the broker timeout) for the presence
+        marker; a broker that keeps the marker from us (an ACL that forbids publishing to
+        our own reply topic) costs that wait, after which the presence seen so far counts.
+        """
+        wait = self.broker.timeout_s if timeout is None else timeout
+        try:
+            await asyncio.wait_for(self._presence_known.wait(), wait)
+        except TimeoutError:
+            log.debug("presence marker not back after %s s; using the presence seen", wait)
+        return self._online()
+
     async def wait_workers(self, count: int, timeout: float) -> list[str]:
         """Wait until at least ``count`` workers are ``online``; returns their ids."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
-            online = sorted(w for w, status in self.workers.items() if status == ONLINE)
+            online = self._online()
             if len(online) >= count:
                 return online
             if loop.time() >= deadline:
@@ -213,14 +244,19 @@ class AskClient:
     async def ask(self, game: str, job: str, *, timeout: float = DEFAULT_TIMEOUT_S,
                   retry_after: float | None = DEFAULT_RETRY_AFTER_S,
                   on_line: LineCallback | None = None,
-                  on_accepted: LineCallback | None = None) -> Answer:
+                  on_accepted: LineCallback | None = None,
+                  require_worker: bool = False) -> Answer:
         """Publish one job and wait for its terminal reply.
 
         ``on_line`` sees each reply line as it arrives; ``on_accepted`` gets the id of each
         worker that takes the job (more than one when it had to be re-sent).  Raises
         :class:`AskTimeoutError` when no terminal reply comes within ``timeout`` seconds
-        (re-sending as the module explains).
+        (re-sending as the module explains).  With ``require_worker``, raises
+        :class:`NoWorkerOnlineError` at once, publishing nothing, when no worker is online;
+        without it the job is published anyway (a worker may yet come for it).
         """
+        if require_worker and not await self.online_workers():
+            raise NoWorkerOnlineError(self._no_worker_message())
         loop = asyncio.get_running_loop()
         pending = _Pending(game=game, payload=job.encode(), correlation=uuid.uuid4().bytes,
                            deadline=loop.time() + timeout, on_line=on_line,
@@ -256,6 +292,13 @@ class AskClient:
             return pending.answer.result()
         finally:
             del self._pending[pending.correlation]
+
+    def _no_worker_message(self) -> str:
+        offline = sum(status == Presence.OFFLINE for status in self.workers.values())
+        known = f"; {offline} known worker(s) offline" if offline else ""
+        return (f"no worker is online: none announces 'online' on "
+                f"{status_filter(self.prefix)}{known} (start one with 'brudno mqtt', or "
+                "check --broker and --prefix)")
 
     async def _send(self, pending: _Pending) -> None:
         loop = asyncio.get_running_loop()
@@ -306,6 +349,7 @@ class AskClient:
             reader = asyncio.create_task(self._read(conn), name="mqtt-ask-reader")
             self._conn = conn
             self._connected.set()
+            await self._send_presence_marker(conn)
             if self._first is not None and not self._first.done():
                 self._first.set_result(None)
             try:
@@ -329,6 +373,17 @@ class AskClient:
             if not self._closing.is_set():
                 raise aiomqtt.MqttError(f"connection lost: {conn.error or 'closed'}")
 
+    async def _send_presence_marker(self, conn: BrokerConnection) -> None:
+        """Publish the marker whose return means the retained presence is in (module notes).
+
+        A marker the broker refuses is only logged: :meth:`online_workers` then waits its
+        timeout instead.
+        """
+        props = new_properties(PacketTypes.PUBLISH)
+        props.CorrelationData = self._sync_token
+        if not await conn.publish(self.reply_topic, b"", qos=1, properties=props):
+            log.debug("could not publish the presence marker")
+
     async def _read(self, conn: BrokerConnection) -> None:
         async for message in conn.messages():
             try:
@@ -347,11 +402,17 @@ class AskClient:
         if topic != self.reply_topic:
             return
         correlation = correlation_of(message.properties)
+        if correlation == self._sync_token:
+            self._presence_known.set()
+            return
         pending = self._pending.get(correlation) if correlation is not None else None
         if pending is None or pending.answer.done():
             return  # a late copy of an answered job, or someone else's
         props = user_properties(message.properties)
-        status = props.get(PROP_STATUS, "")
+        try:
+            status: ReplyStatus | None = ReplyStatus(props.get(PROP_STATUS, ""))
+        except ValueError:
+            status = None  # a newer worker's status: its lines still count as progress
         sender = props.get(PROP_WORKER)
         pending.last_heard = asyncio.get_running_loop().time()
         if sender is not None:
@@ -361,18 +422,18 @@ class AskClient:
             pending.lines.append(line)
             if pending.on_line is not None:
                 pending.on_line(line)
-        if status in TERMINAL_STATUSES:
+        if status is not None and status.terminal:
             best = ponder = None
-            if status != STATUS_ERROR:
+            if status is ReplyStatus.DONE:
                 for line in reversed(lines):
                     if line.startswith("bestmove"):
                         best, ponder = parse_bestmove(line)
                         break
             pending.answer.set_result(Answer(
                 lines=tuple(pending.lines), bestmove=best, ponder=ponder, worker=sender,
-                error=status == STATUS_ERROR, sends=pending.sends,
+                error=status is ReplyStatus.ERROR, sends=pending.sends,
             ))
-        elif status == STATUS_ACCEPTED and sender is not None:
+        elif status is ReplyStatus.ACCEPTED and sender is not None:
             log.debug("job %s accepted by %s", pending.correlation.hex()[:8], sender)
             if pending.on_accepted is not None:
                 pending.on_accepted(sender)
@@ -382,7 +443,7 @@ class AskClient:
             self.workers[worker] = status
         else:
             self.workers.pop(worker, None)  # a cleared retained status
-        if status in (OFFLINE, ""):
+        if status in (Presence.OFFLINE, ""):
             for pending in self._pending.values():
                 if pending.owner == worker and not pending.answer.done():
                     pending.owner = None
@@ -456,6 +517,7 @@ async def ask_once(broker: BrokerSettings, args: argparse.Namespace, job: str) -
         answer = await client.ask(
             args.game, job, timeout=args.timeout,
             retry_after=args.retry_after if args.retry_after > 0 else None, on_line=show,
+            require_worker=True,
         )
     if quiet:
         shown = answer.errors if answer.error else tuple(
@@ -477,7 +539,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         return asyncio.run(ask_once(broker, args, job))
-    except AskTimeoutError as exc:
+    except (AskTimeoutError, NoWorkerOnlineError) as exc:
         print(f"brudno mqtt-ask: {exc}", file=sys.stderr)
         return 3
     except (aiomqtt.MqttError, FatalBrokerError) as exc:

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, NoReturn
 
 import aiomqtt
 import pytest
@@ -32,9 +32,15 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from paho.mqtt.packettypes import PacketTypes
 
-from protocol.mqtt import BrokerSettings, MqttWorker, WorkerConfig, status_topic
+from engine.control import SearchControl
+from engine.game import Game
+from engine.info import InfoCallback, SearchResult
+from engine.limits import Limits
+from protocol.mqtt import BrokerSettings, MqttWorker, WorkerConfig, new_properties, status_topic
 from protocol.mqtt_ask import AskClient
+from protocol.runner import PRODUCTION, ThreadRunner
 
 HANG_TIMEOUT = 60.0
 MOSQUITTO_CANDIDATES = ("/usr/sbin/mosquitto", "/usr/bin/mosquitto")
@@ -237,6 +243,57 @@ async def retained_status(broker: Mosquitto, prefix: str, worker_id: str) -> str
         except TimeoutError:
             return None
     return None
+
+
+async def publish_presence(broker: Mosquitto, prefix: str, worker_id: str, status: str) -> None:
+    """Set (or, with ``""``, clear) a worker's retained presence, as if that worker had: for
+    tests of what clients make of presence without a real worker behind it."""
+    async with aiomqtt.Client("127.0.0.1", broker.port,
+                              protocol=aiomqtt.ProtocolVersion.V5) as client:
+        await client.publish(status_topic(prefix, worker_id), status, qos=1, retain=True,
+                             properties=new_properties(PacketTypes.PUBLISH))
+
+
+SECRET_PATH = "/srv/brudno-worker/secret_settings.py"
+"""A path of the worker's machine that :class:`FailingRunner` puts in its error: it must show
+up in the worker's log and never in a reply."""
+
+
+class FailingRunner(ThreadRunner):
+    """A runner that fails as a bug would, with an exception whose text names a file of the
+    worker's machine: every search raises, and so does clearing the table (``ucinewgame``).
+
+    A stand-in for a broken game or search (the transport must not care which); the broker,
+    the worker and the session around it are the real ones.
+    """
+
+    async def search(self, game: Game[Any], limits: Limits, control: SearchControl,
+                     on_info: InfoCallback, *, multipv: int, move_overhead_ms: int,
+                     algorithm: str = PRODUCTION) -> SearchResult:
+        _fail("search")
+
+    async def clear(self) -> None:
+        _fail("clear")
+
+
+def _fail(what: str) -> NoReturn:
+    raise OSError(f"{what}: cannot read {SECRET_PATH}")
+
+
+class GatedRunner(ThreadRunner):
+    """A real search runner whose searches start only once ``gate`` is set: a test holds a
+    worker's slots busy for as long as it likes, without depending on how fast anything is."""
+
+    def __init__(self, gate: asyncio.Event, hash_mb: int = 16) -> None:
+        super().__init__(hash_mb)
+        self._gate = gate
+
+    async def search(self, game: Game[Any], limits: Limits, control: SearchControl,
+                     on_info: InfoCallback, *, multipv: int, move_overhead_ms: int,
+                     algorithm: str = PRODUCTION) -> SearchResult:
+        await self._gate.wait()
+        return await super().search(game, limits, control, on_info, multipv=multipv,
+                                    move_overhead_ms=move_overhead_ms, algorithm=algorithm)
 
 
 @contextlib.asynccontextmanager

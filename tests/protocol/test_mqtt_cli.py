@@ -14,10 +14,13 @@ import chess
 import pytest
 from mosquitto_fixture import (
     HANG_TIMEOUT,
+    FailingRunner,
     Mosquitto,
+    ask_client,
     free_port,
     make_password_file,
     make_tls_files,
+    publish_presence,
     running_worker,
     unique_prefix,
 )
@@ -27,14 +30,14 @@ from games.chess_game import default_evaluator
 from protocol import mqtt
 from protocol.cli import build_parser, main
 from protocol.mqtt import (
-    STATUS_DONE,
-    STATUS_ERROR,
     FatalBrokerError,
     MqttWorker,
+    ReplyStatus,
+    TerminalReply,
     WorkerConfig,
     parse_job,
 )
-from protocol.mqtt_ask import AskClient
+from protocol.mqtt_ask import AskClient, NoWorkerOnlineError
 from protocol.options import NO_EVAL_FILES, EvalFileAccess
 from protocol.runner import ThreadRunner
 
@@ -90,9 +93,15 @@ async def test_mqtt_ask_prints_the_reply_and_exits_by_outcome(
 
 def test_mqtt_ask_without_an_answer(mosquitto: Mosquitto,
                                     capsys: pytest.CaptureFixture[str]) -> None:
-    # Nobody serves this prefix: the job is re-sent while no worker accepts it, then given up.
-    code = main(["mqtt-ask", "--broker", mosquitto.url, "--prefix", unique_prefix(),
-                 "--nodes", "100", "--timeout", "1.5", "--retry-after", "0.5"])
+    # A worker says it is online but takes no jobs (hung, or its session holds them): the
+    # job is re-sent while no worker accepts it, then given up.
+    prefix = unique_prefix()
+    asyncio.run(publish_presence(mosquitto, prefix, "ghost", "online"))
+    try:
+        code = main(["mqtt-ask", "--broker", mosquitto.url, "--prefix", prefix,
+                     "--nodes", "100", "--timeout", "1.5", "--retry-after", "0.5"])
+    finally:
+        asyncio.run(publish_presence(mosquitto, prefix, "ghost", ""))
     err = capsys.readouterr().err
     assert code == 3 and "no answer within 1.5 s" in err, err
     sends = int(err.split("(sent ")[1].split()[0])
@@ -102,6 +111,65 @@ def test_mqtt_ask_without_an_answer(mosquitto: Mosquitto,
     assert "NAME=VALUE" in capsys.readouterr().err
     assert main(["mqtt-ask", "--broker", f"mqtt://127.0.0.1:{free_port()}"]) == 3
     assert "cannot reach the broker" in capsys.readouterr().err
+
+
+def test_mqtt_ask_says_when_no_worker_is_online(
+    mosquitto: Mosquitto, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The timeout is long: the answer comes from the retained presence, not from waiting.
+    prefix = unique_prefix()
+    ask = ["mqtt-ask", "--broker", mosquitto.url, "--prefix", prefix, "--nodes", "100",
+           "--timeout", str(HANG_TIMEOUT)]
+    assert main(ask) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("brudno mqtt-ask: no worker is online: none announces 'online' on "
+                          f"{prefix}/workers/+/status"), err
+    assert "no answer within" not in err
+
+    # A worker that has left (its retained offline) is no worker either; the message says so.
+    asyncio.run(publish_presence(mosquitto, prefix, "gone", "offline"))
+    try:
+        assert main(ask) == 3
+    finally:
+        asyncio.run(publish_presence(mosquitto, prefix, "gone", ""))
+    err = capsys.readouterr().err
+    assert "no worker is online" in err and "1 known worker(s) offline" in err, err
+
+
+async def test_the_ask_client_knows_who_is_online(mosquitto: Mosquitto, mqtt_prefix: str) -> None:
+    await ensure_warm()
+    async with ask_client(mosquitto, mqtt_prefix) as ask:
+        assert await ask.online_workers() == []
+        with pytest.raises(NoWorkerOnlineError, match="no worker is online"):
+            await ask.ask("chess", "go depth 1", timeout=HANG_TIMEOUT, require_worker=True)
+    async with running_worker(mosquitto, mqtt_prefix) as worker, \
+            ask_client(mosquitto, mqtt_prefix) as ask:
+        worker_id = worker.config.worker_id
+        assert await ask.online_workers() == [worker_id]
+        answer = await ask.ask("chess", "go depth 1", timeout=HANG_TIMEOUT, require_worker=True)
+        assert answer.worker == worker_id and not answer.error
+    async with ask_client(mosquitto, mqtt_prefix) as ask:
+        assert await ask.online_workers() == []
+        assert ask.workers == {worker_id: "offline"}
+
+
+async def test_mqtt_ask_exits_non_zero_on_an_internal_error(
+    mosquitto: Mosquitto, mqtt_prefix: str, brudno: list[str]
+) -> None:
+    url = ["--broker", mosquitto.url, "--prefix", mqtt_prefix]
+    async with running_worker(mosquitto, mqtt_prefix, runner_factory=FailingRunner):
+        full, quiet = await asyncio.gather(
+            _brudno(brudno, "mqtt-ask", *url, "--depth", "2"),
+            _brudno(brudno, "mqtt-ask", *url, "--depth", "2", "--quiet"),
+        )
+    for run in (full, quiet):
+        assert run.code == 1, run
+        assert len(run.out) == 1, run
+        assert run.out[0].startswith(
+            "info string error: internal error, see the worker's log for incident "
+        ), run
+        assert run.out[0].endswith(" (go depth 2)"), run
+        assert "Traceback" not in run.err and "secret" not in run.err + run.out[0], run
 
 
 def test_worker_command_refuses_bad_settings(capsys: pytest.CaptureFixture[str]) -> None:
@@ -194,7 +262,7 @@ async def test_worker_eval_file_dir_is_checked_and_governs_the_jobs(
         "chess",
     )  # the queen on d4 takes the bishop on f6, or with knights at 900 the knight on b6
 
-    async def answer(config: WorkerConfig) -> tuple[str, str]:
+    async def answer(config: WorkerConfig) -> TerminalReply:
         worker = MqttWorker(config)
         record = mqtt._Record("replies/t", b"c1", [])
         slot = mqtt._Slot(ThreadRunner)
@@ -205,12 +273,12 @@ async def test_worker_eval_file_dir_is_checked_and_governs_the_jobs(
 
     refusing = WorkerConfig(worker_id="w1", runner_factory=ThreadRunner)
     assert MqttWorker(refusing).eval_files is NO_EVAL_FILES
-    assert await answer(refusing) == (
-        STATUS_ERROR,
+    assert await answer(refusing) == TerminalReply(
+        ReplyStatus.ERROR,
         "info string error: EvalFile: this server loads no weight files "
         f"(start it with --eval-file-dir DIR) ({setoption})",
     )
     serving = WorkerConfig(worker_id="w2", runner_factory=ThreadRunner, eval_file_dir=tmp_path)
     assert MqttWorker(serving).eval_files == EvalFileAccess.within(tmp_path)
-    status, payload = await answer(serving)
-    assert (status, payload.splitlines()[-1]) == (STATUS_DONE, "bestmove d4b6")
+    reply = await answer(serving)
+    assert (reply.status, reply.payload.splitlines()[-1]) == (ReplyStatus.DONE, "bestmove d4b6")

@@ -1,10 +1,11 @@
 """One in-process MQTT worker against a real Mosquitto: the wire format, bad jobs,
-duplicates, flow control and presence."""
+duplicates, flow control, internal errors and presence."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,9 @@ import chess
 import pytest
 from mosquitto_fixture import (
     HANG_TIMEOUT,
+    SECRET_PATH,
+    FailingRunner,
+    GatedRunner,
     Mosquitto,
     ask_client,
     retained_status,
@@ -30,6 +34,7 @@ from protocol.mqtt import (
     status_topic,
     user_properties,
 )
+from protocol.runner import SearchRunner
 
 
 @dataclass(frozen=True)
@@ -357,3 +362,140 @@ async def test_shutdown_stops_running_jobs_answers_them_and_goes_offline(
         assert replies[-1].status == "done"
         assert _legal(replies[-1].lines[-1].split()[1])
     assert await retained_status(mosquitto, mqtt_prefix, worker_id) == "offline"
+
+
+async def test_a_qos0_flood_is_bounded_and_the_worker_still_answers(
+    mosquitto: Mosquitto, mqtt_prefix: str
+) -> None:
+    """Receive Maximum holds back QoS 1 jobs only: QoS 0 jobs beyond the intake are dropped,
+    QoS 1 jobs never are, and what the worker holds stays bounded."""
+    gate = asyncio.Event()  # closed: every search waits, so no job ends during the flood
+
+    def gated(hash_mb: int) -> SearchRunner:
+        return GatedRunner(gate, hash_mb)
+
+    async with running_worker(mosquitto, mqtt_prefix, concurrency=1, backlog=3,
+                              runner_factory=gated) as worker, \
+            raw_client(mosquitto, mqtt_prefix) as raw:
+        topic = jobs_topic(mqtt_prefix, "chess")
+        flood = [f"q0-{n}".encode() for n in range(300)]
+        job = b"\n" * 60_000 + b"position startpos\ngo depth 1"  # 64 KB-ish, as reported
+        try:
+            for correlation in flood:
+                await raw.publish(topic, job, correlation=correlation, qos=0)
+            # A QoS 1 job while the intake is full: taken all the same, never dropped.
+            await raw.publish(topic, b"position startpos moves e2e4\ngo depth 1",
+                              correlation=b"q1")
+            await wait_until(lambda: worker.stats.received == len(flood) + 1,
+                             "the worker saw the whole flood")
+            limit = worker.intake_limit
+            assert limit == 1 + 3  # concurrency + backlog
+            assert worker.stats.dropped == len(flood) - limit
+            assert worker.pending_jobs == limit + 1  # the QoS 1 job on top
+        finally:
+            gate.set()
+        replies = await raw.terminal(b"q1")
+        after_e4 = chess.Board()
+        after_e4.push_uci("e2e4")
+        assert replies[-1].status == "done"
+        assert chess.Move.from_uci(replies[-1].lines[-1].split()[1]) in after_e4.legal_moves
+
+        def answered() -> list[bytes]:
+            return [r.correlation or b"" for r in raw.replies
+                    if r.status in ("done", "error") and r.correlation in flood]
+
+        await wait_until(lambda: len(answered()) == limit, "the QoS 0 jobs taken in are done")
+        # Once the flood is over, a normal job is answered as ever.
+        await raw.publish(topic, b"position startpos\ngo depth 2", correlation=b"after")
+        after = await raw.terminal(b"after")
+        assert after[-1].status == "done" and _legal(after[-1].lines[-1].split()[1])
+        assert len(answered()) == limit  # at most what it could take: the dropped stay so
+        assert {r.status for r in raw.replies if r.correlation in flood} <= {"accepted", "done"}
+        # Never more pending than the intake, plus the QoS 1 jobs Receive Maximum lets in.
+        assert worker.stats.peak_pending == limit + 1
+        assert worker.stats.searched == limit + 2
+        await wait_until(lambda: worker.pending_jobs == 0, "nothing is pending any more")
+
+
+async def test_reused_correlation_data_for_another_job_gets_that_jobs_answer(
+    mosquitto: Mosquitto, mqtt_prefix: str
+) -> None:
+    await ensure_warm()
+    topic = jobs_topic(mqtt_prefix, "chess")
+    white = b"position startpos\ngo depth 2"
+    black = b"position startpos moves e2e4\ngo depth 2"
+    after_e4 = chess.Board()
+    after_e4.push_uci("e2e4")
+
+    def best(reply: Reply) -> chess.Move:
+        return chess.Move.from_uci(reply.lines[-1].split()[1])
+
+    async with running_worker(mosquitto, mqtt_prefix, concurrency=2) as worker, \
+            raw_client(mosquitto, mqtt_prefix) as raw:
+        # One after the other: the second job must not get the first one's cached answer.
+        await raw.publish(topic, white, correlation=b"same")
+        await raw.terminal(b"same")
+        await raw.publish(topic, black, correlation=b"same")
+        finals = [r for r in await raw.terminal(b"same", count=2) if r.status == "done"]
+        assert best(finals[0]) in chess.Board().legal_moves
+        assert best(finals[1]) in after_e4.legal_moves
+        assert (worker.stats.searched, worker.stats.duplicates) == (2, 0)
+
+        # At the same time: the second must not join the first while it runs.
+        await raw.publish(topic, white, correlation=b"twin")
+        await raw.publish(topic, black, correlation=b"twin")
+        twins = [r for r in await raw.terminal(b"twin", count=2) if r.status == "done"]
+        sides = sorted("white" if best(r) in chess.Board().legal_moves else
+                       "black" if best(r) in after_e4.legal_moves else "illegal" for r in twins)
+        assert sides == ["black", "white"]
+
+        # The same text for another game is another job too.
+        await raw.publish(topic, b"go depth 1", correlation=b"game")
+        await raw.publish(jobs_topic(mqtt_prefix, "tictactoe"), b"go depth 1",
+                          correlation=b"game")
+        games = [r for r in await raw.terminal(b"game", count=2) if r.status == "done"]
+        assert sorted(r.lines[-1].startswith("bestmove P@") for r in games) == [False, True]
+        assert (worker.stats.searched, worker.stats.duplicates) == (6, 0)
+
+        # A real duplicate (the same job and correlation data) is still answered once.
+        await raw.publish(topic, black, correlation=b"same")
+        again = [r for r in await raw.terminal(b"same", count=3) if r.status == "done"]
+        assert again[2].lines == again[1].lines
+        assert (worker.stats.searched, worker.stats.duplicates) == (6, 1)
+
+
+async def test_an_internal_error_is_logged_in_full_and_answered_in_one_short_line(
+    mosquitto: Mosquitto, mqtt_prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    async with running_worker(mosquitto, mqtt_prefix, runner_factory=FailingRunner) as worker, \
+            raw_client(mosquitto, mqtt_prefix) as raw:
+        topic = jobs_topic(mqtt_prefix, "chess")
+        # The search fails inside the session (which answers UCI with a stand-in move) ...
+        await raw.publish(topic, b"position startpos moves e2e4\ngo depth 3",
+                          correlation=b"search")
+        # ... or the worker's own work for the job fails (clearing the table).
+        await raw.publish(topic, b"ucinewgame\nposition startpos\ngo depth 3",
+                          correlation=b"clear")
+        incidents = []
+        for correlation in (b"search", b"clear"):
+            replies = await raw.terminal(correlation)
+            assert replies[-1].status == "error", replies
+            assert [r.status for r in replies].count("error") == 1
+            assert not any(line.startswith("bestmove") for r in replies for line in r.lines)
+            (line,) = replies[-1].lines
+            head = "info string error: internal error, see the worker's log for incident "
+            assert line.startswith(head) and line.endswith(" (go depth 3)"), line
+            assert "/" not in line and "Traceback" not in line and "secret" not in line
+            incidents.append(line[len(head):].split()[0])
+        assert worker.stats.failed == 2 and worker.stats.searched == 1
+    for incident in incidents:
+        (record,) = [r for r in caplog.records if f"incident={incident}" in r.getMessage()]
+        assert record.levelno == logging.ERROR
+    # The full story, traceback and all, stays on the worker: for each failure, a record
+    # with the exception that names the worker's file.
+    failures = [r for r in caplog.records if r.exc_info is not None
+                and SECRET_PATH in str(r.exc_info[1])]
+    assert {str(r.exc_info[1]).split(":")[0] for r in failures if r.exc_info} == {
+        "search", "clear"}
+    assert "Traceback" in caplog.text
