@@ -30,7 +30,7 @@ from typing import BinaryIO
 
 import chess.engine
 
-from protocol.tcp import DEFAULT_PORT, RETRY_LATER, TOKEN_ENV, resolve_token
+from protocol.tcp import AUTH_FAILED, DEFAULT_PORT, RETRY_LATER, TOKEN_ENV, resolve_token
 
 CONNECT_TIMEOUT_S = 10.0
 READ_CHUNK = 1 << 16
@@ -244,10 +244,26 @@ async def bridge(
 
 
 # -- brudno ping -----------------------------------------------------------------------------
+def token_missing_message(host: str, port: int, token_env: str = TOKEN_ENV) -> str:
+    """What to tell a user who gave no token to a server that wants one.
+
+    The server cannot tell a missing token from a wrong one (it only sees a first line that
+    is not ``auth <token>``) and answers "authentication failed"; the client knows it sent
+    none, and saying so names the fix instead of suggesting a bad secret.
+    """
+    return (f"the server at {host}:{port} requires a token and none was given; "
+            f"set {token_env} or pass --token-file (or --token)")
+
+
 async def ping(
-    host: str, port: int, *, token: str | None = None, timeout: float = 5.0
+    host: str, port: int, *, token: str | None = None, timeout: float = 5.0,
+    token_env: str = TOKEN_ENV,
 ) -> tuple[int, str]:
-    """Ask ``isready``; returns (exit code, one-line explanation)."""
+    """Ask ``isready``; returns (exit code, one-line explanation).
+
+    ``token_env`` only names the variable in the advice given when the server wants a token
+    and ``token`` is ``None``.
+    """
     started = time.monotonic()
     try:
         async with asyncio.timeout(timeout):
@@ -268,6 +284,8 @@ async def ping(
                         error = text.removeprefix("info string error:").strip()
                 if RETRY_LATER in error:
                     return EXIT_BUSY, f"{host}:{port} is up but busy: {error}"
+                if token is None and error.startswith(AUTH_FAILED):
+                    return EXIT_FAILED, token_missing_message(host, port, token_env)
                 return EXIT_FAILED, f"{host}:{port} closed without readyok" + (
                     f": {error}" if error else ""
                 )
@@ -337,7 +355,9 @@ def run_ping(args: argparse.Namespace) -> int:
     if target is None:
         return EXIT_USAGE
     host, port, token = target
-    code, message = asyncio.run(ping(host, port, token=token, timeout=args.timeout))
+    code, message = asyncio.run(
+        ping(host, port, token=token, timeout=args.timeout, token_env=args.token_env)
+    )
     if code == EXIT_BUSY and args.accept_busy:
         code = EXIT_OK
     if code != EXIT_OK:

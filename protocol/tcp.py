@@ -9,8 +9,18 @@ the event loop, which never searches, answers ``isready`` and ``stop`` at once.
 Limits, and why each exists:
 
 * ``max_sessions`` — each session may own a process and a table; further clients get one
-  ``info string error: …`` line and are disconnected.  Clients still authenticating count,
-  so a flood of silent connections cannot crowd the server out of memory either.
+  ``info string error: …`` line and are disconnected.  With a token, a connection takes a
+  session slot only once its ``auth`` line is accepted: were clients still authenticating
+  counted, a stranger holding a few silent sockets (reopened whenever the auth timeout closes
+  them) would keep every legitimate client out.
+* ``max_pending_auth`` and ``max_pending_per_address`` — connections that have not sent their
+  ``auth`` line yet get their own small budget instead (:class:`PendingAuth`).  When it is
+  full the *oldest* pending connection is evicted (with one ``info string error: …`` line),
+  not the newcomer refused: refusing newcomers would hand the whole budget to whoever opens
+  silent sockets first, which is the lockout again; evicting the oldest means an attacker must
+  open connections faster than a real client sends its first line (one round trip), and the
+  per-address rule makes that flood evict only its own address's connections.  A pending
+  connection costs a task and a socket, never a worker or a table.
 * ``max_memory_mb`` — the sum of the sessions' ``Hash`` sizes.  A session that would not fit
   is refused like a full server; a ``setoption name Hash`` that would not fit gets an error
   and changes nothing (through the session's ``hash_budget`` hook).
@@ -48,17 +58,18 @@ import hmac
 import ipaddress
 import itertools
 import logging
+import math
 import os
 import signal
 import socket
 import sys
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Generic, Self, TypeVar
 
 from protocol.argtypes import positive_int
 from protocol.formatting import error_line, info_string
@@ -81,10 +92,23 @@ INBOX_LINES = 16
 """Input lines read ahead of the session; beyond that, further input waits in the socket."""
 LINGER_S = 1.0
 """How long a closing connection waits for the client to take our last lines and hang up."""
+EOF_PROBE_S = 1.0
+"""After end of input, while a job still runs and nothing was written for this long, an empty
+line is written (see :meth:`Connection._finish`)."""
 AUTH_FAILURE_DELAY_S = 0.25
 """A wrong token is answered only after this pause: it makes guessing slow, costs us nothing."""
 KEEPALIVE = {"TCP_KEEPIDLE": 60, "TCP_KEEPINTVL": 15, "TCP_KEEPCNT": 4}
 """Keep-alive probing (seconds, seconds, probes): a peer that vanished is noticed in ~2 min."""
+PENDING_FULL = f"too many connections waiting to authenticate; {RETRY_LATER}"
+"""Said to a pending connection evicted to make room for a newer one (see :class:`PendingAuth`);
+it ends in :data:`RETRY_LATER` because it is a matter of capacity, not of a wrong token."""
+AUTH_FAILED = "authentication failed"
+"""How the server's answer to a wrong or missing ``auth`` line begins (after ``info string
+error:``), so clients can recognise it."""
+AUTH_EVICTED = "auth evicted"
+"""The ``close`` reason of an evicted pending connection."""
+
+K = TypeVar("K")
 
 
 class ServerConfigError(ValueError):
@@ -97,6 +121,16 @@ class ServerConfig:
     port: int = DEFAULT_PORT
     """0 picks a free port (see :attr:`TcpServer.port`)."""
     max_sessions: int = 64
+    """Authenticated sessions at once (each may own a worker process and a Hash table)."""
+    max_pending_auth: int = 16
+    """Connections still waiting to send ``auth`` (only with a token), kept apart from
+    ``max_sessions`` so that silent sockets cannot take the session slots; when full, the
+    oldest pending connection is evicted (see :class:`PendingAuth`)."""
+    max_pending_per_address: int = 4
+    """Of those, how many one client address may hold (IPv6: one /64); beyond it the
+    address's own oldest pending connection is evicted, so one host's flood cannot evict
+    anyone else.  Behind a proxy every client has the proxy's address: raise it to
+    ``max_pending_auth`` there."""
     token: str | None = None
     max_memory_mb: int = 2048
     """Upper bound on the sum of the sessions' Hash sizes (MiB)."""
@@ -135,9 +169,12 @@ class ServerConfig:
             )
         if not 0 <= self.port <= 65535:
             raise ServerConfigError(f"port {self.port} out of range 0..65535")
-        for name in ("max_sessions", "max_memory_mb", "max_line_bytes", "output_buffer_bytes"):
+        for name in ("max_sessions", "max_pending_auth", "max_pending_per_address",
+                     "max_memory_mb", "max_line_bytes", "output_buffer_bytes"):
             if getattr(self, name) < 1:
                 raise ServerConfigError(f"{name} must be at least 1")
+        if not (self.auth_timeout_s > 0 and math.isfinite(self.auth_timeout_s)):
+            raise ServerConfigError("auth_timeout_s must be a positive number of seconds")
         self.eval_files()
 
 
@@ -212,6 +249,74 @@ class MemoryBudget:
         self._held.pop(session, None)
 
 
+# -- connections waiting to authenticate ----------------------------------------------------
+def address_key(host: str) -> str:
+    """The client address pending connections are counted under (``max_pending_per_address``).
+
+    An IPv4 address as it is; IPv6 by its /64, because one host or home usually owns a whole
+    /64 and could otherwise take a fresh address for every connection; an IPv4-mapped IPv6
+    address as the IPv4 address it is.  Anything else (a Unix socket path) as given.
+    """
+    try:
+        ip = ipaddress.ip_address(host.partition("%")[0])
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
+class PendingAuth(Generic[K]):
+    """Connections that have not sent their first line yet, held against their own budget.
+
+    Bookkeeping only: :meth:`admit` registers a newcomer and names the connection that must
+    make room, the caller evicts it.  The newcomer is always admitted and the oldest pending
+    connection pays, because a pending connection's only job is to send one line and a real
+    client sends it at once: refusing the newcomer instead would let whoever holds the budget
+    with silent sockets keep everyone out (issue 12), while evicting the oldest forces an
+    attacker to flood faster than one round trip of every real client.  Who pays:
+
+    * an address already holding ``per_address`` pending connections gives up its own oldest,
+      so a flood from one address churns only that address's connections;
+    * otherwise, when ``limit`` are pending, the oldest connection of the address holding the
+      most, so many-address floods also hit themselves first.
+    """
+
+    def __init__(self, limit: int, per_address: int) -> None:
+        self.limit = limit
+        self.per_address = per_address
+        self._waiting: dict[K, str] = {}
+        """Pending connection → its address key, oldest first (dicts keep insertion order)."""
+
+    def __len__(self) -> int:
+        return len(self._waiting)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._waiting
+
+    def admit(self, key: K, address: str) -> K | None:
+        """Register ``key`` as pending from ``address``; returns the connection to evict
+        (already forgotten here), or ``None`` when there was room."""
+        victim: K | None = None
+        mine = [k for k, a in self._waiting.items() if a == address]
+        if len(mine) >= self.per_address:
+            victim = mine[0]
+        elif len(self._waiting) >= self.limit:
+            counts = Counter(self._waiting.values())
+            most = max(counts.values())
+            victim = next(k for k, a in self._waiting.items() if counts[a] == most)
+        if victim is not None:
+            del self._waiting[victim]
+        self._waiting[key] = address
+        return victim
+
+    def leave(self, key: K) -> None:
+        """``key`` is no longer pending (it sent a line, or closed); idempotent."""
+        self._waiting.pop(key, None)
+
+
 # -- output ----------------------------------------------------------------------------------
 class TcpSink:
     """A session's output, bounded: written straight to the socket while the client keeps up,
@@ -280,6 +385,17 @@ class TcpSink:
 
     def writable(self) -> bool:
         return self.lost is not None or self.buffered <= self._high
+
+    def probe(self) -> None:
+        """Write an empty line to learn whether the client is still there.
+
+        A client that closed its socket entirely answers data with a reset, which the next
+        write reports; until then a half-closed client and a gone one look alike.  UCI
+        clients skip empty lines (``perft`` prints one itself).
+        """
+        self.send("")
+        if self.lost is None and self._transport.is_closing():
+            self._lose("connection closed")
 
     async def run(self) -> None:
         """Drain what the client has not taken yet, until closed; never raises for I/O."""
@@ -411,9 +527,12 @@ class Connection:
         """What the conversation awaits: a line, writable output, an interrupt, a timeout."""
         self._session: EngineSession | None = None
         self._runner: SearchRunner | None = None
+        self._first_line_seen = False
         self.lines_in = 0
         peer = writer.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self.address = address_key(str(peer[0]) if isinstance(peer, tuple) else str(peer))
+        """What ``max_pending_per_address`` counts this client under (:func:`address_key`)."""
 
     @property
     def session(self) -> EngineSession | None:
@@ -436,6 +555,12 @@ class Connection:
 
     def request_shutdown(self) -> None:
         self._interrupt_with("shutdown")
+
+    def evict(self) -> None:
+        """Give up this connection's pending-auth place to a newer one: it is told
+        :data:`PENDING_FULL` and closed.  Only the server calls it, and only while the
+        connection has sent no line (see :class:`PendingAuth`)."""
+        self._interrupt_with(AUTH_EVICTED)
 
     async def run(self) -> None:
         started = time.monotonic()
@@ -480,6 +605,13 @@ class Connection:
             failure = await self._authenticate(config.token)
             if failure is not None:
                 return failure
+            # Only now does the client cost a session slot (without a token the server took
+            # it on accept): strangers who never authenticate cannot fill the server.
+            if not self._server.claim_session(self.sid):
+                why = f"server full ({config.max_sessions} sessions); {RETRY_LATER}"
+                self._sink.send(info_string(f"error: {why}"))
+                _event("refused", self.sid, reason=why, peer=self.peer)
+                return "refused: full"
         session = EngineSession(
             self._sink,
             runner_factory=self._make_runner,
@@ -505,11 +637,16 @@ class Connection:
 
     async def _authenticate(self, token: str) -> str | None:
         item = await self._next_input(self._config.auth_timeout_s)
+        self._server.leave_pending(self)
         if item is None:
             self._sink.send(info_string("error: authentication timed out"))
             _event("auth_failed", self.sid, reason="timeout", peer=self.peer)
             return "auth timeout"
         if isinstance(item, _Interrupted):
+            if item.reason == AUTH_EVICTED:
+                self._sink.send(info_string(f"error: {PENDING_FULL}"))
+                _event("auth_evicted", self.sid, peer=self.peer,
+                       pending=self._server.pending_auth)
             return item.reason
         if isinstance(item, _Input):
             return f"{item.value} before authenticating"
@@ -521,7 +658,7 @@ class Connection:
             return None
         await asyncio.sleep(AUTH_FAILURE_DELAY_S)
         self._sink.send(info_string(
-            "error: authentication failed (the first line must be 'auth <token>')"
+            f"error: {AUTH_FAILED} (the first line must be 'auth <token>')"
         ))
         _event("auth_failed", self.sid, reason="wrong token", peer=self.peer)
         return "auth failed"
@@ -567,6 +704,11 @@ class Connection:
                 self._interrupt_with("connection reset")
                 return
             self._inbox.append(item)
+            if not self._first_line_seen:
+                # The auth line (or EOF) is here: no longer a silent connection, so it
+                # cannot be evicted any more (it leaves the pending budget at once).
+                self._first_line_seen = True
+                self._server.leave_pending(self)
             if len(self._inbox) >= INBOX_LINES:
                 self._room.clear()
             self._poke()
@@ -606,10 +748,26 @@ class Connection:
                     timer.cancel()
 
     async def _finish(self, session: EngineSession) -> str:
-        """End of input: a finite search still delivers its move (the client may have only
-        half-closed), unless the connection breaks or the server shuts down meanwhile."""
+        """End of input: a finite job still delivers its answer (the client may have only
+        half-closed), unless the connection breaks or the server shuts down meanwhile.
+
+        A client that closed its socket entirely looks the same as one that half-closed
+        until we write to it; a search writes ``info`` lines all the time, but ``perft 8`` or
+        ``bench`` is silent for minutes or hours, and its session slot and worker would stay
+        taken all that while.  So while the job is silent an empty line goes out every
+        :data:`EOF_PROBE_S`: a gone client's reset makes the next write fail, and the job is
+        stopped like one whose connection was reset.
+        """
         finishing = asyncio.ensure_future(session.finish_input())
-        await asyncio.wait((finishing, self._interrupt), return_when=asyncio.FIRST_COMPLETED)
+        written = self._sink.lines
+        while True:
+            await asyncio.wait((finishing, self._interrupt), timeout=EOF_PROBE_S,
+                               return_when=asyncio.FIRST_COMPLETED)
+            if finishing.done() or self._interrupt.done():
+                break
+            if self._sink.lines == written:
+                self._sink.probe()
+            written = self._sink.lines
         if not finishing.done():
             await session.handle("stop")
             await finishing
@@ -676,6 +834,14 @@ class TcpServer:
         """What ``EvalFile`` may read, resolved once for all sessions."""
         self._server: asyncio.Server | None = None
         self._connections: dict[asyncio.Task[None], Connection] = {}
+        self._pending: PendingAuth[Connection] = PendingAuth(
+            config.max_pending_auth, config.max_pending_per_address
+        )
+        """Connections that have not sent their ``auth`` line yet (only with a token)."""
+        self._sessions: set[str] = set()
+        """Ids of the connections holding a session slot (``max_sessions``): authenticated
+        ones, or every connection on a server without a token.  A slot is held until the
+        connection's worker is gone, so the number of workers never exceeds it."""
         self._refusing: set[asyncio.Task[None]] = set()
         """Refused connections still saying why (briefly: see :func:`close_gracefully`)."""
         self._ids = itertools.count(1)
@@ -697,9 +863,13 @@ class TcpServer:
             limit=max(READ_CHUNK, config.max_line_bytes), reuse_address=True,
         )
         for address in self.addresses:
-            _event("listening", address=f"{address[0]}:{address[1]}",
+            pending: dict[str, object] = {} if config.token is None else {
+                "max_pending_auth": config.max_pending_auth,
+                "max_pending_per_address": config.max_pending_per_address,
+            }
+            _event("listening", None, address=f"{address[0]}:{address[1]}",
                    max_sessions=config.max_sessions, max_memory_mb=config.max_memory_mb,
-                   auth="token" if config.token is not None else "none")
+                   **pending, auth="token" if config.token is not None else "none")
 
     @property
     def addresses(self) -> list[tuple[str, int]]:
@@ -720,18 +890,41 @@ class TcpServer:
 
     @property
     def connections(self) -> int:
-        """Open connections, including those still authenticating."""
+        """Open connections, including those still authenticating or closing."""
         return len(self._connections)
+
+    @property
+    def sessions(self) -> int:
+        """Session slots held (what ``max_sessions`` bounds)."""
+        return len(self._sessions)
+
+    @property
+    def pending_auth(self) -> int:
+        """Connections that have not sent their ``auth`` line yet."""
+        return len(self._pending)
 
     def open_connections(self) -> list[Connection]:
         return list(self._connections.values())
+
+    def claim_session(self, sid: str) -> bool:
+        """Take a session slot for ``sid``; False when all ``max_sessions`` are held."""
+        if len(self._sessions) >= self.config.max_sessions:
+            return False
+        self._sessions.add(sid)
+        return True
+
+    def leave_pending(self, connection: Connection) -> None:
+        """``connection`` has sent its first line (or ended): it no longer counts against
+        the pending-auth budget and can no longer be evicted.  Idempotent."""
+        self._pending.leave(connection)
 
     async def _on_client(self, reader: asyncio.StreamReader,
                          writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
         sid = f"s{next(self._ids)}"
-        if self._shutting_down or len(self._connections) >= self.config.max_sessions:
+        needs_auth = self.config.token is not None
+        if self._shutting_down or not (needs_auth or self.claim_session(sid)):
             why = "server shutting down" if self._shutting_down else (
                 f"server full ({self.config.max_sessions} sessions); {RETRY_LATER}"
             )
@@ -743,11 +936,18 @@ class TcpServer:
             return
         connection = Connection(self, sid, reader, writer)
         self._connections[task] = connection
-        _event("open", sid, peer=connection.peer, connections=len(self._connections))
+        if needs_auth:
+            victim = self._pending.admit(connection, connection.address)
+            if victim is not None:
+                victim.evict()
+        _event("open", sid, peer=connection.peer, connections=len(self._connections),
+               pending=len(self._pending), sessions=len(self._sessions))
         try:
             await connection.run()
         finally:
             del self._connections[task]
+            self._pending.leave(connection)
+            self._sessions.discard(sid)
 
     async def _refuse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                       sid: str, why: str) -> None:
@@ -797,6 +997,18 @@ class TcpServer:
 
 
 # -- brudno serve ----------------------------------------------------------------------------
+def _positive_seconds(text: str) -> float:
+    """A finite, positive number of seconds (argparse type): an auth timeout of 0, a
+    negative one or ``nan`` would close every connection before it could authenticate."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
+    return value
+
+
 def configure_serve(parser: argparse.ArgumentParser) -> None:
     defaults = ServerConfig()
     parser.add_argument("--host", default=defaults.host,
@@ -804,7 +1016,20 @@ def configure_serve(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=defaults.port,
                         help=f"TCP port (default {defaults.port}; 0 picks a free one)")
     parser.add_argument("--max-sessions", type=positive_int, default=defaults.max_sessions,
-                        help="concurrent connections (default %(default)s)")
+                        help="concurrent sessions; with a token, only authenticated clients "
+                        "count (default %(default)s)")
+    parser.add_argument("--max-pending-auth", type=positive_int,
+                        default=defaults.max_pending_auth, metavar="N",
+                        help="connections that have not sent 'auth' yet; when full, the "
+                        "oldest is closed to make room (default %(default)s)")
+    parser.add_argument("--max-pending-per-address", type=positive_int,
+                        default=defaults.max_pending_per_address, metavar="N",
+                        help="of those, per client address (IPv6: per /64); behind a proxy "
+                        "raise it to --max-pending-auth (default %(default)s)")
+    parser.add_argument("--auth-timeout", type=_positive_seconds,
+                        default=defaults.auth_timeout_s, metavar="SECONDS",
+                        help="close a connection that has not authenticated after this long "
+                        "(default %(default)s)")
     parser.add_argument("--max-memory-mb", type=positive_int, default=defaults.max_memory_mb,
                         help="total Hash of all sessions in MiB (default %(default)s)")
     parser.add_argument("--token", help=f"shared secret clients send as 'auth <token>'; "
@@ -860,6 +1085,9 @@ def run_serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         max_sessions=args.max_sessions,
+        max_pending_auth=args.max_pending_auth,
+        max_pending_per_address=args.max_pending_per_address,
+        auth_timeout_s=args.auth_timeout,
         max_memory_mb=args.max_memory_mb,
         token=token,
         idle_timeout_s=args.idle_timeout if args.idle_timeout > 0 else None,

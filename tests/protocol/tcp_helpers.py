@@ -1,4 +1,5 @@
-"""Helpers for the TCP server tests: a raw line client, an in-process server, leak checks.
+"""Helpers for the TCP server tests: a raw line client, an in-process server, a real
+`brudno serve` process, leak checks.
 
 Timeouts here only keep a broken server from hanging the suite; no test asserts on how fast
 anything is (the latency figures come from bench/server_load.py).
@@ -9,13 +10,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import os
+import re
+import signal
 import socket
 import struct
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
 
-from protocol.tcp import ServerConfig, TcpServer
+from protocol.tcp import TOKEN_ENV, ServerConfig, TcpServer
 from protocol.workers import warm_up
 
 HANG_TIMEOUT = 60.0
@@ -70,9 +74,12 @@ class TcpClient:
 
     @classmethod
     async def open(cls, port: int, *, token: str | None = None, host: str = "127.0.0.1",
-                   rcvbuf: int | None = None) -> TcpClient:
+                   rcvbuf: int | None = None, local_host: str | None = None) -> TcpClient:
+        """Connect (from ``local_host`` if given: any 127.x.y.z is this machine on Linux,
+        which lets one test be several client addresses) and send ``auth`` if given."""
         if rcvbuf is None:
-            reader, writer = await asyncio.open_connection(host, port)
+            local_addr = None if local_host is None else (local_host, 0)
+            reader, writer = await asyncio.open_connection(host, port, local_addr=local_addr)
         else:
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
@@ -83,6 +90,12 @@ class TcpClient:
         if token is not None:
             await client.send(f"auth {token}")
         return client
+
+    @property
+    def local(self) -> str:
+        """Our end as ``host:port``: what the server logs as ``peer=``."""
+        host, port = self.writer.get_extra_info("sockname")[:2]
+        return f"{host}:{port}"
 
     async def send(self, *lines: str) -> None:
         for line in lines:
@@ -165,3 +178,78 @@ async def running_server(**settings: Any) -> AsyncIterator[TcpServer]:
         t.get_name() for t in asyncio.all_tasks()
     ]
 
+
+
+def env_without_token(**extra: str) -> dict[str, str]:
+    """This process's environment without any ``BRUDNO_TOKEN*`` variable, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(TOKEN_ENV)}
+    env.update(extra)
+    return env
+
+
+class ServeProcess:
+    """A real ``brudno serve`` child process; its stderr log is collected as it comes, so a
+    test can wait for an event instead of sleeping."""
+
+    LISTENING = re.compile(r"event=listening address=(\S+):(\d+)")
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.log: list[str] = []
+        self.port = 0
+        self._changed = asyncio.Event()
+        self._reading = asyncio.create_task(self._read_log(), name="serve-log")
+
+    async def _read_log(self) -> None:
+        assert self.proc.stderr is not None
+        while raw := await self.proc.stderr.readline():
+            self.log.append(raw.decode(errors="replace"))
+            self._changed.set()
+        self._changed.set()
+
+    async def wait_for_log(self, pattern: str, *, start: int = 0) -> re.Match[str]:
+        """The first log line from index ``start`` on that matches ``pattern``; fails (never
+        passes) if the server exits or the hang timeout passes first."""
+        regex = re.compile(pattern)
+        async with asyncio.timeout(HANG_TIMEOUT):
+            seen = start
+            while True:
+                for line in self.log[seen:]:
+                    if found := regex.search(line):
+                        return found
+                seen = max(seen, len(self.log))
+                if self._reading.done():
+                    raise AssertionError(f"serve exited before logging {pattern!r}:\n"
+                                         + "".join(self.log))
+                self._changed.clear()
+                await self._changed.wait()
+
+    async def stop(self) -> int:
+        """SIGTERM, then the exit code (after the log has been read to its end)."""
+        self.proc.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(self.proc.wait(), HANG_TIMEOUT)
+        await asyncio.wait_for(self._reading, HANG_TIMEOUT)
+        return code
+
+
+@contextlib.asynccontextmanager
+async def serve_process(brudno: list[str], *args: str,
+                        env: dict[str, str] | None = None) -> AsyncIterator[ServeProcess]:
+    """``brudno serve --port 0 *args`` until the block ends (killed if it is still running
+    then); ``env`` defaults to ours without a token."""
+    proc = await asyncio.create_subprocess_exec(
+        *brudno, "serve", "--port", "0", *args, stderr=asyncio.subprocess.PIPE,
+        env=env_without_token() if env is None else env,
+    )
+    server = ServeProcess(proc)
+    try:
+        found = await server.wait_for_log(ServeProcess.LISTENING.pattern)
+        server.port = int(found[2])
+        yield server
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        server._reading.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await server._reading

@@ -21,6 +21,7 @@ from protocol.connect import (
     AddressError,
     parse_address,
     ping,
+    token_missing_message,
 )
 from protocol.tcp import TOKEN_ENV, resolve_token
 
@@ -110,6 +111,32 @@ async def test_ping_reports_ready_busy_and_unreachable() -> None:
         port = server.port
     code, message = await ping("127.0.0.1", port, token=token, timeout=5.0)
     assert code == EXIT_FAILED and "cannot reach" in message
+
+
+async def test_ping_without_a_token_says_the_server_wants_one(brudno: list[str]) -> None:
+    """Issue 12: no token given to a server that wants one is not "authentication failed"
+    (which suggests a wrong secret) but a plain "requires a token", naming where to put it."""
+    async with running_server(token="wanted-token") as server:
+        address = f"127.0.0.1:{server.port}"
+        code, out, err = await _run(*brudno, "ping", address, env=_env())
+        assert code == EXIT_FAILED and out == ""
+        assert err.strip() == (
+            f"brudno ping: the server at {address} requires a token and none was given; "
+            f"set {TOKEN_ENV} or pass --token-file (or --token)"
+        )
+        assert "authentication failed" not in err
+        await wait_until(lambda: server.connections == 0, "the ping's session closed")
+        code, _, err = await _run(*brudno, "ping", "--accept-busy", "--token-env", "MY_TOKEN",
+                                  address, env=_env())
+        assert code == EXIT_FAILED and "set MY_TOKEN or pass" in err  # never "busy"
+        await wait_until(lambda: server.connections == 0, "the ping's session closed")
+        code, message = await ping("127.0.0.1", server.port)
+        assert (code, message) == (EXIT_FAILED, token_missing_message("127.0.0.1", server.port))
+        await wait_until(lambda: server.connections == 0, "the ping's session closed")
+        # A token that is given but wrong is still called what it is.
+        code, message = await ping("127.0.0.1", server.port, token="wrong")
+        assert code == EXIT_FAILED and "authentication failed" in message
+        await wait_until(lambda: server.connections == 0, "the ping's session closed")
 
 
 async def test_ping_and_connect_commands_against_a_server(brudno: list[str]) -> None:

@@ -11,6 +11,7 @@ import pytest
 from tcp_helpers import ensure_warm, pid_alive, wait_until, worker_pids
 
 from engine.control import SearchControl
+from engine.emergency import emergency_move
 from engine.info import Bound, SearchInfo, ignore_info
 from engine.limits import Limits
 from engine.perft import divide
@@ -187,7 +188,8 @@ async def test_watchdog_plays_an_emergency_move_when_no_iteration_completed(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A worker frozen before its first iteration: the move still comes on time, it is the
-    first legal move, and the client is told it was not searched."""
+    emergency move (the best one-ply guess, engine/emergency.py), and the client is told it
+    was not searched."""
     await ensure_warm()
     runner = ProcessRunner(1)
     infos: list[SearchInfo] = []
@@ -203,7 +205,7 @@ async def test_watchdog_plays_an_emergency_move_when_no_iteration_completed(
                                              infos.append, multipv=1, move_overhead_ms=0)
         finally:
             os.kill(pid, signal.SIGCONT)
-        assert result.best == game.format_move(game.legal_moves()[0])
+        assert result.best == game.format_move(emergency_move(game))
         assert [i.string for i in infos] == [
             "warning: the search got no CPU time before it had to answer; "
             "playing an unsearched move"
