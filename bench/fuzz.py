@@ -135,7 +135,7 @@ class Tally:
     stop_ms: list[float] = field(default_factory=list)
 
 
-class Hang(Exception):
+class EngineHangError(Exception):
     pass
 
 
@@ -203,7 +203,7 @@ class Engine:
             deadline = time.perf_counter() + self.hang_s
             while self.owed_best == owed:  # each stop must bring a bestmove in time
                 if time.perf_counter() > deadline:
-                    raise Hang
+                    raise EngineHangError
                 await self.send("stop")
                 await self.sync()
                 await asyncio.sleep(0.01)
@@ -216,7 +216,7 @@ class Engine:
         try:
             await asyncio.wait_for(self.idle.wait(), self.hang_s)
         except TimeoutError:
-            raise Hang from None
+            raise EngineHangError from None
 
 
 async def run(args: argparse.Namespace) -> Tally:
@@ -248,7 +248,7 @@ async def run(args: argparse.Namespace) -> Tally:
             await asyncio.wait_for(proc.wait(), args.hang_s)
             if proc.returncode != 0:
                 tally.crashes += 1
-        except Hang:
+        except EngineHangError:
             tally.hangs += 1
             print(f"hang after line {tally.lines}; the last lines each way:", file=sys.stderr)
             print("\n".join(engine.recent), file=sys.stderr)

@@ -23,7 +23,8 @@ describes, re-derived here for Python:
   the score above or below ``med``, and the table carries the proof into the next probe.
 
 Python pays per bytecode, so the recursion works on plain integers (side to move's stones,
-mask, stone count) with constants bound to locals, and stop/budget checks happen every
+mask, stone count) with constants bound to locals, and stop/budget checks (and the optional
+progress callback, :meth:`Connect4Solver.report_progress`) happen every
 :data:`CHECK_INTERVAL` nodes.  Nodes counted are negamax calls, as in Pons' tables.
 """
 
@@ -158,7 +159,15 @@ class Connect4Solver:
     every position is measured alone).  Not thread-safe: one solve at a time per instance.
     """
 
-    __slots__ = ("_deadline", "_max_nodes", "_stopped", "_table", "_tt_entries", "nodes")
+    __slots__ = (
+        "_deadline",
+        "_max_nodes",
+        "_on_progress",
+        "_stopped",
+        "_table",
+        "_tt_entries",
+        "nodes",
+    )
 
     def __init__(self, tt_entries: int = DEFAULT_TT_ENTRIES) -> None:
         if tt_entries < 1:
@@ -170,6 +179,7 @@ class Connect4Solver:
         self._max_nodes: int | None = None
         self._deadline: float | None = None
         self._stopped: Callable[[], bool] | None = None
+        self._on_progress: Callable[[int], None] | None = None
 
     def reset(self) -> None:
         """Forget every proof and zero the node count."""
@@ -194,6 +204,18 @@ class Connect4Solver:
         self._max_nodes = max_nodes
         self._deadline = deadline
         self._stopped = stopped
+
+    def report_progress(self, on_progress: Callable[[int], None] | None) -> None:
+        """Call ``on_progress(nodes)`` (the running :attr:`nodes` count) every
+        :data:`CHECK_INTERVAL` nodes during the following calls, until set to None.
+
+        An early position can take the solver minutes, and a caller with a user waiting
+        (``brudno solve``) has no other way to show that work is being done.  The call rides
+        on the search's existing periodic limit check, so it costs nothing per node; it should
+        return quickly (look at a clock, print now and then) and may raise to abandon the
+        solve, as a limit does.
+        """
+        self._on_progress = on_progress
 
     # -- solving ---------------------------------------------------------------------------
     def score(self, position: Connect4, *, weak: bool = False) -> int:
@@ -387,6 +409,7 @@ class Connect4Solver:
         max_nodes = self._max_nodes
         deadline = self._deadline
         stopped = self._stopped
+        on_progress = self._on_progress
         tt_entries = self._tt_entries
         monotonic = time.monotonic
         nodes = self.nodes
@@ -404,6 +427,8 @@ class Connect4Solver:
                 raise SolveAbortedError("time budget reached")
             if stopped is not None and stopped():
                 raise SolveAbortedError("stopped")
+            if on_progress is not None:
+                on_progress(nodes)
 
         def negamax(current: int, mask: int, stones: int, alpha: int, beta: int) -> int:
             nonlocal nodes

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib
 import logging
+import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -57,9 +60,26 @@ def _configure_uci(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_uci(args: argparse.Namespace) -> int:
+    """The engine on stdio.  The first Ctrl-C (SIGINT) or a SIGTERM acts as ``quit``: the
+    search stops, its ``bestmove`` is printed and the process exits 0; a second SIGINT
+    interrupts for real (exit 130), for a session that does not finish."""
     del args
+
+    async def run() -> int:
+        loop = asyncio.get_running_loop()
+        interrupted = asyncio.Event()
+
+        def first_signal() -> None:
+            interrupted.set()
+            loop.remove_signal_handler(signal.SIGINT)  # the next Ctrl-C is a hard interrupt
+
+        with contextlib.suppress(NotImplementedError):  # platforms without signal handlers
+            loop.add_signal_handler(signal.SIGINT, first_signal)
+            loop.add_signal_handler(signal.SIGTERM, interrupted.set)
+        return await serve_stdio(interrupt=interrupted)
+
     try:
-        return asyncio.run(serve_stdio())
+        return asyncio.run(run())
     except KeyboardInterrupt:
         return 130
 
@@ -229,6 +249,22 @@ SUBCOMMANDS: list[Subcommand] = [
 ]
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+"""``--log-level`` values (given in any case; stored upper-case, as :mod:`logging` names them)."""
+
+
+def _games_text() -> str:
+    """Every registered game for ``brudno --help``, from the registry (:data:`games.GAMES`)
+    rather than written out, so a new game cannot be left out of the help: each game's
+    description up to its first parenthesis or colon, and the name ``UCI_Variant`` and
+    ``--game`` take, e.g. ``Connect Four 7x6 (cfour)``."""
+    named = []
+    for name, variant in GAMES.items():
+        title = variant.description.split(" (")[0].split(":")[0].strip() or name
+        named.append(title if title == name else f"{title} ({name})")
+    if len(named) < 2:
+        return "".join(named)
+    return ", ".join(named[:-1]) + " and " + named[-1]
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -237,14 +273,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="brudno",
         description=f"{ENGINE_NAME} {engine_version()}: a UCI engine and game-playing bot "
-        "server (chess, tic-tac-toe). With no subcommand it runs the UCI engine on stdio.",
+        f"server for {_games_text()}. With no subcommand it runs the UCI engine on stdio.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {engine_version()}")
     parser.add_argument(
         "--log-level",
         default="WARNING",
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        help="log verbosity (logs go to stderr; stdout belongs to the protocol)",
+        type=str.upper,  # "debug" and "DEBUG" alike: a case difference is not a user error
+        choices=LOG_LEVELS,
+        help="log verbosity, any case (logs go to stderr; stdout belongs to the protocol)",
     )
     sub = parser.add_subparsers(dest="command", metavar="SUBCOMMAND")
     for spec in SUBCOMMANDS:
@@ -261,8 +298,35 @@ def _chosen_subcommand(argv: Sequence[str]) -> str:
     return next((arg for arg in argv if arg in names), "uci")
 
 
+EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE: the status a shell shows for a program that a closed pipe ended
+(``yes | head -1``), so ``set -o pipefail`` scripts can still tell the output was cut short."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the subcommand ``argv`` names and return its exit status.
+
+    A reader that goes away early (``brudno lab | head -1``) ends every subcommand here, once,
+    the standard way: Python ignores SIGPIPE, so the next write to the closed pipe raises
+    BrokenPipeError wherever it happens (also inside an event loop's task group, hence
+    ``except*``); the output nobody reads is dropped and the run ends with
+    :data:`EXIT_BROKEN_PIPE` and no traceback.
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
+    status = 0
+    broken = False
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # a reader that left shows up here, not in the exit-time flush
+    except* BrokenPipeError:
+        broken = True
+    if broken:
+        _discard_stdout()
+        return EXIT_BROKEN_PIPE
+    return status
+
+
+def _run(argv: Sequence[str]) -> int:
     args = build_parser(only=_chosen_subcommand(argv)).parse_args(argv)
     logging.basicConfig(
         level=getattr(logging, args.log_level),
@@ -271,3 +335,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     run: Callable[[argparse.Namespace], int] = getattr(args, "run", _run_uci)
     return run(args)
+
+
+def _discard_stdout() -> None:
+    """Point file descriptor 1 at the null device.  Python flushes ``sys.stdout`` once more
+    at exit, and the bytes still buffered for the closed pipe would raise again there, where
+    nothing can catch it ("Exception ignored ... BrokenPipeError" on stderr)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real descriptor behind sys.stdout (tests, embedding)
+        pass
+    finally:
+        os.close(devnull)

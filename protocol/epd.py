@@ -18,7 +18,9 @@ stayed right until ``bestmove`` ("found").  Tallying those times shows how many 
 shorter time would have solved.
 
 ``--verbose`` prints one line per position (in suite order).  The last lines are always the
-time used and ``solved S/T``.  Progress goes to stderr on a terminal.
+time used and ``solved S/T``.  Progress goes to stderr (:class:`SuiteProgress`): a bar on a
+terminal, else a line every ``--progress-interval`` seconds (5; ``--quiet`` for none) with the
+positions done, solved so far, the engine's nodes, nodes/s and the time elapsed.
 """
 
 from __future__ import annotations
@@ -26,15 +28,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn, TextIO
 
 import chess
 import chess.engine
+from tqdm import tqdm
 
 from protocol.argtypes import positive_int
 from protocol.match_players import STARTUP_TIMEOUT
@@ -44,8 +49,11 @@ __all__ = [
     "EpdPosition",
     "EpdResult",
     "SuiteLimit",
+    "SuiteProgress",
+    "add_progress_arguments",
     "configure",
     "load_suite",
+    "progress_for",
     "run",
     "run_suite",
 ]
@@ -55,8 +63,114 @@ WATCHDOG_SLACK = 30.0
 """Seconds past ``--movetime`` after which an engine that has not answered stops the run."""
 
 
+PROGRESS_INTERVAL = 5.0
+"""Seconds between two progress lines when stderr is not a terminal (a log file, CI)."""
+BAR_REFRESH = 0.5
+"""Seconds between two redraws of a terminal's progress bar between positions."""
+
+
 class EpdError(ValueError):
     """A suite that cannot be read, or an engine that cannot be run."""
+
+
+class SuiteProgress:
+    """How far a run over positions has got, on stderr: positions done (of how many, when
+    known), solved so far, nodes, nodes per second and the time elapsed.
+
+    ``brudno epd`` (without ``--verbose``) and ``brudno solve`` on an early position print
+    nothing else for minutes, which looks like a hang.  On a terminal this is a tqdm bar
+    redrawn in place and wiped at the end; anywhere else (a log file, CI, a pipe) a plain
+    line every ``interval`` seconds, because in-place redraws would make a log one endless
+    line, and runs shorter than the interval write nothing, so scripts keep a quiet stderr.
+    ``stream=None`` silences it.  Used from one thread.
+    """
+
+    def __init__(
+        self,
+        label: str,
+        total: int | None,
+        *,
+        stream: TextIO | None,
+        interval: float = PROGRESS_INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.label = label
+        self.total = total
+        self.done = 0
+        self.solved = 0
+        self.nodes = 0
+        self._stream = stream
+        self._interval = interval
+        self._clock = clock
+        self._started = self._last = clock()
+        self._bar: tqdm[NoReturn] | None = None
+        if stream is not None and stream.isatty():
+            self._bar = tqdm(
+                total=total,
+                desc=label,
+                unit="pos",
+                file=stream,
+                leave=False,
+                dynamic_ncols=True,
+                mininterval=BAR_REFRESH,
+            )
+
+    def update(self, nodes: int) -> None:
+        """The run's node count so far (called often: it only looks at the clock)."""
+        self.nodes = nodes
+        self._show(self._clock())
+
+    def finished(self, solved: bool, nodes: int | None = None) -> None:
+        """One more position is done (``solved`` or not); ``nodes``: the run's count now."""
+        self.done += 1
+        self.solved += solved
+        if nodes is not None:
+            self.nodes = nodes
+        now = self._clock()
+        if self._bar is not None:
+            self._bar.set_postfix_str(self._counts(now), refresh=False)
+            self._bar.update(1)  # tqdm redraws when its own interval allows
+        else:
+            self._show(now)
+
+    def write(self, text: str, file: TextIO) -> None:
+        """Print a line to ``file`` without tearing the bar (both may be the terminal)."""
+        if self._bar is not None:
+            tqdm.write(text, file=file)
+            file.flush()
+        else:
+            print(text, file=file, flush=True)
+
+    def close(self) -> None:
+        """Remove the bar (the results follow); a log keeps its lines.  Silent afterwards."""
+        self._stream = None
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def line(self, now: float | None = None) -> str:
+        """``epd: 12/300 positions, solved 10, 1,234,567 nodes, 45,678 nodes/s, 27.0 s``."""
+        now = self._clock() if now is None else now
+        done = self.done if self.total is None else f"{self.done}/{self.total}"
+        return f"{self.label}: {done} positions, {self._counts(now)}, {now - self._started:.1f} s"
+
+    def _counts(self, now: float) -> str:
+        elapsed = now - self._started
+        nps = round(self.nodes / elapsed) if elapsed > 0 else 0
+        return f"solved {self.solved}, {self.nodes:,} nodes, {nps:,} nodes/s"
+
+    def _show(self, now: float) -> None:
+        if self._stream is None:
+            return
+        if self._bar is not None:
+            if now - self._last >= BAR_REFRESH:
+                self._last = now
+                self._bar.set_postfix_str(self._counts(now))
+            return
+        if now - self._last >= self._interval:
+            self._last = now
+            self._stream.write(self.line(now) + "\n")
+            self._stream.flush()
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +275,8 @@ class EpdResult:
     """Seconds after ``go`` when the main line last turned to a right move (solved only)."""
     depth: int | None
     score: chess.engine.Score | None
+    nodes: int = 0
+    """The engine's last reported node count for the position (0 if it reported none)."""
 
     def line(self, index: int, total: int) -> str:
         board = self.position.board
@@ -205,12 +321,17 @@ async def _quit(transport: asyncio.SubprocessTransport, engine: chess.engine.Uci
 
 
 async def _solve(
-    engine: chess.engine.UciProtocol, position: EpdPosition, limit: SuiteLimit
+    engine: chess.engine.UciProtocol,
+    position: EpdPosition,
+    limit: SuiteLimit,
+    on_nodes: Callable[[int], None] | None = None,
 ) -> EpdResult:
+    """Analyse one position; ``on_nodes`` hears each node count the engine reports."""
     started = time.monotonic()
     found: float | None = None
     depth: int | None = None
     score: chess.engine.Score | None = None
+    nodes = 0
     with await engine.analysis(
         position.board,
         limit.to_python_chess(),
@@ -227,6 +348,10 @@ async def _solve(
                     found = None
             if "depth" in info:
                 depth = info["depth"]
+            if "nodes" in info:
+                nodes = info["nodes"]
+                if on_nodes is not None:
+                    on_nodes(nodes)
             pov = info.get("score")
             if pov is not None:
                 score = pov.relative
@@ -235,7 +360,9 @@ async def _solve(
     solved = position.judge(best.move)
     if solved and found is None:
         found = elapsed  # no main line named it before bestmove
-    return EpdResult(position, best.move, solved, elapsed, found if solved else None, depth, score)
+    return EpdResult(
+        position, best.move, solved, elapsed, found if solved else None, depth, score, nodes
+    )
 
 
 async def run_suite(
@@ -246,11 +373,13 @@ async def run_suite(
     options: Sequence[tuple[str, str]] = (),
     concurrency: int = 1,
     on_result: Callable[[int, EpdResult], None] | None = None,
+    on_nodes: Callable[[int, int], None] | None = None,
 ) -> tuple[str, list[EpdResult]]:
     """Solve every position with ``concurrency`` engine processes.  Returns the engine's
     ``id name`` and the results in suite order.
 
-    ``on_result(index, result)`` is called as each position finishes (any order)."""
+    ``on_result(index, result)`` is called as each position finishes (any order);
+    ``on_nodes(index, nodes)`` whenever the engine reports its node count on a position."""
     results: list[EpdResult | None] = [None] * len(positions)
     queue = iter(range(len(positions)))
     # Only a fixed move time says how long an answer may take; give it generous slack.
@@ -265,7 +394,12 @@ async def run_suite(
                 name = positions[index].name
                 try:
                     async with asyncio.timeout(watchdog):
-                        result = await _solve(engine, positions[index], limit)
+                        result = await _solve(
+                            engine,
+                            positions[index],
+                            limit,
+                            None if on_nodes is None else functools.partial(on_nodes, index),
+                        )
                 except chess.engine.EngineError as exc:
                     raise EpdError(f"the engine failed on {name}: {exc}") from None
                 except TimeoutError:
@@ -295,6 +429,40 @@ def _option(text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must not be negative: {text!r}")
+    return value
+
+
+def add_progress_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--progress-interval`` and ``--quiet``, alike for every command that shows a
+    :class:`SuiteProgress` (``args.progress_interval``, ``args.quiet``)."""
+    parser.add_argument(
+        "--progress-interval",
+        type=_seconds,
+        default=PROGRESS_INTERVAL,
+        metavar="SECONDS",
+        help="seconds between progress lines on stderr when it is not a terminal "
+        f"(default {PROGRESS_INTERVAL:g}; 0: at every update)",
+    )
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+
+
+def progress_for(args: argparse.Namespace, label: str, total: int | None) -> SuiteProgress:
+    """The :class:`SuiteProgress` that :func:`add_progress_arguments`' options ask for."""
+    return SuiteProgress(
+        label,
+        total,
+        stream=None if args.quiet else sys.stderr,
+        interval=args.progress_interval,
+    )
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="EPD suite with bm/am operations")
     parser.add_argument(
@@ -320,6 +488,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--start", type=positive_int, default=1, help="first position (1-based)")
     parser.add_argument("--count", type=positive_int, help="number of positions")
     parser.add_argument("--verbose", "-v", action="store_true", help="one line per position")
+    add_progress_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -346,21 +515,24 @@ def run(args: argparse.Namespace) -> int:
     total = len(positions)
     pending: dict[int, EpdResult] = {}
     printed = 0
-    solved = 0
-    finished = 0
-    live = sys.stderr.isatty()
+    progress = progress_for(args, "epd", total)
+    finished_nodes = 0  # of the positions done
+    running_nodes: dict[int, int] = {}  # so far, of each position being searched
+
+    def on_nodes(index: int, nodes: int) -> None:
+        running_nodes[index] = nodes
+        progress.update(finished_nodes + sum(running_nodes.values()))
 
     def on_result(index: int, result: EpdResult) -> None:
-        nonlocal printed, solved, finished
-        finished += 1
-        solved += result.solved
+        nonlocal printed, finished_nodes
+        running_nodes.pop(index, None)
+        finished_nodes += result.nodes
+        progress.finished(result.solved, finished_nodes + sum(running_nodes.values()))
         pending[index] = result
         if args.verbose:
             while printed in pending:
-                print(pending.pop(printed).line(printed + 1, total), flush=True)
+                progress.write(pending.pop(printed).line(printed + 1, total), sys.stdout)
                 printed += 1
-        if live:
-            print(f"\r[{finished}/{total}] solved {solved}", end="", file=sys.stderr, flush=True)
 
     started = time.monotonic()
     try:
@@ -372,18 +544,21 @@ def run(args: argparse.Namespace) -> int:
                 options=args.option,
                 concurrency=args.concurrency,
                 on_result=on_result,
+                on_nodes=on_nodes,
             )
         )
     except EpdError as exc:
-        print(f"\nbrudno epd: {exc}", file=sys.stderr)
+        progress.close()
+        print(f"brudno epd: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"\nbrudno epd: interrupted after {finished} positions", file=sys.stderr)
+        progress.close()
+        print(f"brudno epd: interrupted after {progress.done} positions", file=sys.stderr)
         return 130
+    finally:
+        progress.close()
     wall = time.monotonic() - started
-    if live:
-        print(file=sys.stderr)
-    searching = sum(r.elapsed for r in results)
+    seconds = sum(r.elapsed for r in results)
     note = f" ({skipped} lines without bm/am skipped)" if skipped else ""
     print(f"Suite: {Path(args.file).name}, {total} positions{note}; {limit.text()}")
     print(f"Engine: {name} ({shlex.join(command)})")
@@ -397,6 +572,6 @@ def run(args: argparse.Namespace) -> int:
             + (", " if cuts else "")
             + f"{len(found)} in all"
         )
-    print(f"Time used: {wall:.1f} s (searching {searching:.1f} s)")
+    print(f"Time used: {wall:.1f} s (searching {seconds:.1f} s)")
     print(f"solved {sum(r.solved for r in results)}/{total}")
     return 0

@@ -3,7 +3,7 @@
 Usage (scripts depend on this interface)::
 
     brudno solve [--game cfour|grundy] [--json] [--analyze] [--weak] [--max-nodes N]
-                 [--pv-nodes N] POSITION...
+                 [--pv-nodes N] [--progress-interval SECONDS] [--quiet] POSITION...
     brudno solve [--game ...] [--json] ... -        # positions from stdin, one per line
 
 **Connect Four** (``--game cfour``, the default).  POSITION is a column string of the solver
@@ -20,7 +20,11 @@ Sprague-Grundy theory solves it outright: score 1 (the side to move wins) or -1,
 and the moves to a zero nim-sum.
 
 Output: a few ``key  value`` lines per position, or with ``--json`` one JSON object per line
-with at least ``score``, ``best_moves`` (UCI notation), ``nodes`` and ``time_ms``.
+with at least ``score``, ``best_moves`` (UCI notation), ``nodes`` and ``time_ms``.  An early
+position can take the solver minutes, so progress goes to stderr meanwhile
+(:class:`protocol.epd.SuiteProgress`, fed by the solver's progress callback): positions done,
+solved so far, nodes, nodes/s and time; a bar on a terminal, else a line every
+``--progress-interval`` seconds; ``--quiet`` for none.
 
 Exit status: 0 solved (and as expected); 1 some expected score did not match; 2 bad input;
 3 a position was not solved within ``--max-nodes``; 130 interrupted.
@@ -37,12 +41,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from engine.game import GameError
+from engine.game import GameError, InvalidPositionError
 from games.connect4 import COLUMN_ORDER, Connect4, column_string
 from games.connect4 import START_FEN as CFOUR_START_FEN
 from games.connect4_solver import Connect4Solver, Solution, SolveAbortedError, pv_text
 from games.grundy import Grundy, grundy_value
 from protocol.argtypes import positive_int
+from protocol.epd import add_progress_arguments, progress_for
 
 __all__ = ["SOLVABLE_GAMES", "SolveReport", "configure", "run", "solve_cfour", "solve_grundy"]
 
@@ -56,6 +61,7 @@ EXIT_INTERRUPTED = 130
 
 _CHECKED_LINE = re.compile(r"([1-7]*)\s+(-?[0-9]+)")
 """A test-set line: a column string and the expected score."""
+_DIGITS = re.compile(r"[0-9]+")
 
 
 @dataclass(slots=True)
@@ -134,10 +140,21 @@ class SolveReport:
 
 # -- Connect Four ------------------------------------------------------------------------------
 def parse_cfour(text: str) -> Connect4:
-    """A column string, ``startpos``/empty, or a FEN; InvalidPositionError otherwise."""
+    """A column string, ``startpos``/empty, or a FEN; InvalidPositionError otherwise.
+
+    Digits alone are always meant as a column string (a FEN has ranks separated by ``/``), so
+    a digit outside 1..7 is reported as the column it is, not as a malformed FEN: ``48``
+    says that its second move, column 8, is off the board."""
     stripped = text.strip()
     if stripped in ("", "startpos"):
         return Connect4.from_fen(CFOUR_START_FEN)
+    if _DIGITS.fullmatch(stripped):
+        for move, digit in enumerate(stripped, 1):
+            if digit not in "1234567":
+                raise InvalidPositionError(
+                    f"no column {digit}: columns are 1..7 (move {move} of the column "
+                    f"string {stripped})"
+                )
     return Connect4.from_text(stripped)
 
 
@@ -262,6 +279,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=200_000,
         help="cfour: nodes spent extending the PV past the best move (default 200000)",
     )
+    add_progress_arguments(parser)
 
 
 def _positions(args: argparse.Namespace, stdin: TextIO) -> Iterator[tuple[str, int | None]]:
@@ -291,8 +309,11 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
         )
         return EXIT_BAD_INPUT
     solver = Connect4Solver()
+    progress = progress_for(args, "solve", None if args.position == ["-"] else 1)
+    solver.report_progress(progress.update)
     status = EXIT_OK
     first = True
+    nodes = 0  # of every position so far, Grundy's moves counted as nodes
     try:
         for text, expected in _positions(args, stdin):
             label = text if text else "startpos"
@@ -312,24 +333,31 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
                 else:
                     report = solve_grundy(Grundy.from_fen(text), label=label)
             except GameError as exc:
-                print(f"brudno solve: {exc}", file=sys.stderr)
+                progress.finished(False)
+                progress.write(f"brudno solve: {exc}", sys.stderr)
                 status = max(status, EXIT_BAD_INPUT)
                 continue
             except SolveAbortedError as exc:
-                print(f"brudno solve: not solved ({exc}): {label}", file=sys.stderr)
+                progress.finished(False, solver.nodes)
+                progress.write(f"brudno solve: not solved ({exc}): {label}", sys.stderr)
                 status = max(status, EXIT_NOT_SOLVED)
                 continue
+            nodes = solver.nodes if args.game == "cfour" else nodes + report.nodes
+            progress.finished(True, nodes)
             if expected is not None:
                 report.extra["expected"] = expected
                 if not report.matches:
                     status = max(status, EXIT_MISMATCH)
             if args.json:
-                print(json.dumps(report.to_json()), file=out, flush=True)
+                progress.write(json.dumps(report.to_json()), out)
             else:
                 if not first:
-                    print(file=out)
-                print("\n".join(report.lines()), file=out, flush=True)
+                    progress.write("", out)
+                progress.write("\n".join(report.lines()), out)
             first = False
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    finally:
+        progress.close()
+        solver.report_progress(None)
     return status

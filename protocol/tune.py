@@ -3,12 +3,13 @@
 Usage (scripts depend on this interface)::
 
     brudno tune data --out FILE.epd [--positions N] [--games FILE.pgn|FILE.epd ...]
-                     [--depth D] [--plies P] [--seed S] [--stockfish PATH]
+                     [--data-dir DIR] [--depth D] [--plies P] [--seed S] [--stockfish PATH]
     brudno tune fit DATA.epd [--out WEIGHTS.json] [--weights START.json]
                     [--iterations N] [--learning-rate R] [--k K] [--l2 LAMBDA] [--holdout N]
 
 ``data`` samples opening positions deterministically (a seeded shuffle of the opening
-files; by default every ``*.pgn`` / ``*.epd`` in ``<repo>/../shared/data/chess/openings``),
+files; by default every ``*.pgn`` / ``*.epd`` in ``chess/openings`` of the shared data
+directory, found as :func:`find_data_dir` says),
 extends each by 0..P plies of seeded random *quiet* play (no captures, promotions or checks,
 so the openings spread into middlegames without turning into blunders), keeps only quiet
 positions (see :func:`is_quiet`), and labels each by Stockfish at ``go depth D`` (fresh hash
@@ -31,11 +32,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import chess
@@ -48,9 +50,11 @@ from games.chess_game import DEFAULT_WEIGHTS_PATH, ChessGame
 from protocol.argtypes import non_negative_int, positive_int
 
 __all__ = [
-    "DEFAULT_OPENINGS_DIR",
+    "DATA_DIR_ENV",
+    "OPENINGS_SUBDIR",
     "TuneDataError",
     "configure",
+    "find_data_dir",
     "generate",
     "is_quiet",
     "label_to_target",
@@ -58,9 +62,13 @@ __all__ = [
     "run",
 ]
 
-DEFAULT_OPENINGS_DIR = (
-    Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "chess" / "openings"
-)
+DATA_DIR_ENV = "BRUDNO_DATA_DIR"
+"""Environment variable naming the shared data directory (the one holding ``chess/``)."""
+OPENINGS_SUBDIR = Path("chess") / "openings"
+"""Where the opening files lie inside the shared data directory."""
+_SOURCE_ROOT = Path(__file__).resolve().parents[1]
+"""The repository checkout when running from source (an editable install); after a normal
+install this is ``site-packages``, which :func:`find_data_dir` must never search."""
 DEFAULT_STOCKFISH = "/usr/games/stockfish"
 _VALUE = {
     chess.PAWN: 1,
@@ -119,16 +127,51 @@ def _quiet_moves(board: chess.Board) -> list[chess.Move]:
     ]
 
 
-def _opening_files(games: Sequence[Path] | None) -> list[Path]:
+def find_data_dir(
+    explicit: Path | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    source_root: Path | None = _SOURCE_ROOT,
+) -> Path:
+    """The shared data directory (the one holding ``chess/openings``).
+
+    Where the package's files lie says nothing about where the data is once it is installed
+    (``site-packages/../shared/data`` is no place at all), so the data is looked for where
+    the user works: ``explicit`` (``--data-dir``) or else ``$BRUDNO_DATA_DIR`` when given,
+    and only there (a named directory that is wrong is an error, not a reason to guess);
+    otherwise ``../shared/data`` from the current directory (the layout beside a checkout),
+    then beside ``source_root`` when that is a checkout (it holds ``pyproject.toml``), which
+    finds the data when running from source anywhere.  TuneDataError says where it looked.
+    """
+    environ = os.environ if environ is None else environ
+    named = explicit if explicit is not None else environ.get(DATA_DIR_ENV) or None
+    if named is not None:
+        where = Path(named).expanduser()
+        origin = "--data-dir" if explicit is not None else f"${DATA_DIR_ENV}"
+        if not (where / OPENINGS_SUBDIR).is_dir():
+            raise TuneDataError(f"{origin} {where}: no {OPENINGS_SUBDIR} directory in it")
+        return where
+    candidates = [(Path.cwd() if cwd is None else cwd) / ".." / "shared" / "data"]
+    if source_root is not None and (source_root / "pyproject.toml").is_file():
+        candidates.append(source_root / ".." / "shared" / "data")
+    for candidate in candidates:
+        if (candidate / OPENINGS_SUBDIR).is_dir():
+            return candidate.resolve()
+    looked = ", ".join(str(c.resolve() / OPENINGS_SUBDIR) for c in candidates)
+    raise TuneDataError(
+        f"no shared data found (looked for {looked}); give --data-dir DIR (the directory "
+        f"holding {OPENINGS_SUBDIR}), set {DATA_DIR_ENV}, or name opening files with --games"
+    )
+
+
+def _opening_files(games: Sequence[Path] | None, data_dir: Path | None) -> list[Path]:
     if games:
         return list(games)
-    if not DEFAULT_OPENINGS_DIR.is_dir():
-        raise TuneDataError(f"no openings directory {DEFAULT_OPENINGS_DIR}; give --games FILE")
-    files = sorted(
-        path for path in DEFAULT_OPENINGS_DIR.iterdir() if path.suffix.lower() in (".pgn", ".epd")
-    )
+    openings = find_data_dir(data_dir) / OPENINGS_SUBDIR
+    files = sorted(path for path in openings.iterdir() if path.suffix.lower() in (".pgn", ".epd"))
     if not files:
-        raise TuneDataError(f"no .pgn or .epd files in {DEFAULT_OPENINGS_DIR}")
+        raise TuneDataError(f"no .pgn or .epd files in {openings}")
     return files
 
 
@@ -217,11 +260,15 @@ def generate(
     plies: int = 8,
     seed: int = 1,
     games: Sequence[Path] | None = None,
+    data_dir: Path | None = None,
     stockfish: str = DEFAULT_STOCKFISH,
     command: str = "",
 ) -> int:
-    """Write a labelled data set to ``out``; return how many positions it holds."""
-    fens = _candidates(_opening_files(games), positions, plies, seed)
+    """Write a labelled data set to ``out``; return how many positions it holds.
+
+    The openings are ``games``, else those of the shared data (``data_dir`` or as
+    :func:`find_data_dir` finds it)."""
+    fens = _candidates(_opening_files(games, data_dir), positions, plies, seed)
     try:
         engine = chess.engine.SimpleEngine.popen_uci(shlex.split(stockfish))
     except (OSError, chess.engine.EngineError) as exc:
@@ -297,6 +344,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="append",
         help="opening file (PGN or EPD), repeatable (default: the shared openings)",
     )
+    data.add_argument(
+        "--data-dir",
+        type=Path,
+        metavar="DIR",
+        help=f"the shared data directory, holding {OPENINGS_SUBDIR} (default: ${DATA_DIR_ENV}, "
+        "else ../shared/data from the current directory, else beside the source checkout)",
+    )
     data.add_argument("--depth", type=positive_int, default=6, help="Stockfish depth per label")
     data.add_argument(
         "--plies", type=non_negative_int, default=8, help="most random quiet plies added"
@@ -338,6 +392,8 @@ def _run_data(args: argparse.Namespace) -> int:
     parts += ["--plies", str(args.plies), "--seed", str(args.seed)]
     for path in args.games or ():
         parts += ["--games", str(path)]
+    if args.data_dir is not None:
+        parts += ["--data-dir", str(args.data_dir)]
     if args.stockfish != DEFAULT_STOCKFISH:
         parts += ["--stockfish", args.stockfish]
     command = shlex.join(parts)
@@ -348,6 +404,7 @@ def _run_data(args: argparse.Namespace) -> int:
         plies=args.plies,
         seed=args.seed,
         games=args.games,
+        data_dir=args.data_dir,
         stockfish=args.stockfish,
         command=command,
     )

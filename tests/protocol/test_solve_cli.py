@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -123,3 +124,85 @@ def test_grundy_positions() -> None:
     assert "score      1 (the side to move wins)" in out
     assert "best       5=2+3" in out
     assert "nim-sum    3" in out
+
+
+@pytest.mark.parametrize(
+    ("position", "message"),
+    [
+        ("8", "no column 8: columns are 1..7 (move 1 of the column string 8)"),
+        ("4458", "no column 8: columns are 1..7 (move 4 of the column string 4458)"),
+        ("4045", "no column 0: columns are 1..7 (move 2 of the column string 4045)"),
+    ],
+)
+def test_a_bad_column_digit_is_named_as_a_column(
+    brudno: list[str], position: str, message: str
+) -> None:
+    """Digits alone are a column string, never a FEN: the error names the column."""
+    done = subprocess.run(
+        [*brudno, "solve", position], check=False, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == solve.EXIT_BAD_INPUT
+    assert done.stderr == f"brudno solve: {message}\n"
+    assert "FEN" not in done.stderr
+
+
+PROGRESS_LINE = re.compile(
+    r"solve: (\d+)(?:/(\d+))? positions, solved (\d+), ([\d,]+) nodes, [\d,]+ nodes/s, "
+    r"\d+\.\d s"
+)
+
+
+def test_a_long_solve_reports_progress_on_stderr(brudno: list[str]) -> None:
+    """The issue's ``--weak 44`` (minutes of work), cut short by a node budget; with stderr
+    not a terminal the progress is plain lines, here at every report (interval 0), which the
+    solver makes every CHECK_INTERVAL nodes."""
+    done = subprocess.run(
+        [*brudno, "solve", "--weak", "--max-nodes", "20000", "--progress-interval", "0", "44"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == solve.EXIT_NOT_SOLVED
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    progress = [PROGRESS_LINE.fullmatch(line) for line in lines[:-1]]
+    assert len(progress) >= 10 and all(progress), done.stderr
+    nodes = [int(m.group(4).replace(",", "")) for m in progress if m]
+    assert nodes == sorted(nodes) and nodes[-1] >= 10_000
+    counts = [m.group(1, 2, 3) for m in progress if m]
+    assert set(counts[:-1]) == {("0", "1", "0")}  # under way: 0 of 1 done
+    assert counts[-1] == ("1", "1", "0")  # done, not solved
+    assert lines[-1].startswith("brudno solve: not solved (node budget")
+
+
+def test_stdin_progress_counts_positions_and_solved(brudno: list[str]) -> None:
+    done = subprocess.run(
+        [*brudno, "solve", "--progress-interval", "0", "-"],
+        input="4455\n8\n44455554221\n",
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == solve.EXIT_BAD_INPUT  # the "8"
+    progress = [m for line in done.stderr.splitlines() if (m := PROGRESS_LINE.fullmatch(line))]
+    # No total for stdin: positions done, and solved of them, after each position.
+    assert [m.group(1, 2, 3) for m in progress] == [
+        ("1", None, "1"),
+        ("2", None, "1"),
+        ("3", None, "2"),
+    ]
+    assert "brudno solve: no column 8" in done.stderr
+
+
+def test_quiet_silences_progress(brudno: list[str]) -> None:
+    done = subprocess.run(
+        [*brudno, "solve", "--quiet", "--progress-interval", "0", "4455"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0
+    assert done.stderr == ""

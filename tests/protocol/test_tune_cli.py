@@ -5,6 +5,7 @@ against the installed Stockfish (a missing Stockfish fails the test, as the issu
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -16,7 +17,14 @@ from engine.eval import LinearEvaluator
 from engine.limits import Limits
 from engine.search import Searcher
 from games.chess_game import DEFAULT_WEIGHTS_PATH, ChessGame
-from protocol.tune import is_quiet, label_to_target, read_data
+from protocol.tune import (
+    DATA_DIR_ENV,
+    TuneDataError,
+    find_data_dir,
+    is_quiet,
+    label_to_target,
+    read_data,
+)
 
 OPENINGS = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "chess" / "openings"
 
@@ -179,3 +187,95 @@ def test_fit_reports_a_holdout_and_accepts_regularization(
     assert done.returncode == 0, done.stderr
     assert "samples 6 (skipped 0 not quiet)" in done.stdout  # 8 minus every 4th
     assert "holdout 2 error before" in done.stdout
+
+
+# -- where the shared data is found (tune data without --games) ---------------------------
+
+
+def make_data_dir(root: Path) -> Path:
+    """A shared data directory holding one small opening file."""
+    openings = root / "chess" / "openings"
+    openings.mkdir(parents=True)
+    source = (OPENINGS / "noob_3moves_every30th.epd").read_text(encoding="utf-8")
+    (openings / "few.epd").write_text("\n".join(source.splitlines()[:20]) + "\n", "utf-8")
+    return root
+
+
+def test_find_data_dir_order(tmp_path: Path) -> None:
+    """--data-dir, then $BRUDNO_DATA_DIR, then ../shared/data from the current directory,
+    then beside a source checkout; an installed package's own location never counts."""
+    explicit = make_data_dir(tmp_path / "explicit")
+    env = make_data_dir(tmp_path / "env")
+    work = tmp_path / "work"
+    beside = make_data_dir(work / "shared" / "data")
+    cwd = work / "repo"
+    cwd.mkdir()
+    checkout = tmp_path / "checkout" / "brudno"
+    checkout.mkdir(parents=True)
+    (checkout / "pyproject.toml").write_text("", encoding="utf-8")
+    near_checkout = make_data_dir(tmp_path / "checkout" / "shared" / "data")
+    environ = {DATA_DIR_ENV: str(env)}
+
+    assert find_data_dir(explicit, environ=environ, cwd=cwd, source_root=checkout) == explicit
+    assert find_data_dir(None, environ=environ, cwd=cwd, source_root=checkout) == env
+    assert find_data_dir(None, environ={}, cwd=cwd, source_root=checkout) == beside.resolve()
+    assert find_data_dir(None, environ={}, cwd=tmp_path, source_root=checkout) == (
+        near_checkout.resolve()
+    )
+    site_packages = tmp_path / "lib" / "site-packages"  # no pyproject.toml: not a checkout
+    site_packages.mkdir(parents=True)
+    make_data_dir(tmp_path / "lib" / "shared" / "data")
+    with pytest.raises(TuneDataError, match="--data-dir DIR"):
+        find_data_dir(None, environ={}, cwd=tmp_path, source_root=site_packages)
+
+
+def test_a_named_data_dir_that_is_wrong_is_an_error_not_a_guess(tmp_path: Path) -> None:
+    beside = make_data_dir(tmp_path / "shared" / "data")
+    cwd = tmp_path / "repo"
+    cwd.mkdir()
+    assert find_data_dir(None, environ={}, cwd=cwd, source_root=None) == beside.resolve()
+    with pytest.raises(TuneDataError, match=r"--data-dir .*missing: no chess/openings"):
+        find_data_dir(tmp_path / "missing", environ={}, cwd=cwd, source_root=None)
+    with pytest.raises(TuneDataError, match=r"\$BRUDNO_DATA_DIR .*nope: no chess/openings"):
+        find_data_dir(None, environ={DATA_DIR_ENV: "nope"}, cwd=cwd, source_root=None)
+
+
+def test_data_with_a_missing_data_dir_says_so(brudno: list[str], tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*brudno, "tune", "data", "--out", str(tmp_path / "d.epd"), "--data-dir", "nowhere"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert done.stderr == "brudno tune: --data-dir nowhere: no chess/openings directory in it\n"
+    assert not (tmp_path / "d.epd").exists()
+
+
+@pytest.mark.parametrize("how", ["--data-dir", "environment", "current directory"])
+def test_data_finds_the_shared_openings(brudno: list[str], tmp_path: Path, how: str) -> None:
+    """Each way of naming the data, through the real command (labels from Stockfish)."""
+    data = make_data_dir(tmp_path / "shared" / "data")
+    cwd = tmp_path / "repo"
+    cwd.mkdir()
+    out = tmp_path / "d.epd"
+    command = [*brudno, "tune", "data", "--out", str(out), "--positions", "3", "--depth", "1"]
+    command += ["--plies", "0"]  # the openings themselves: shows which file was read
+    env = {key: value for key, value in os.environ.items() if key != DATA_DIR_ENV}
+    if how == "--data-dir":
+        command += ["--data-dir", str(data)]
+    elif how == "environment":
+        env[DATA_DIR_ENV] = str(data)
+    done = subprocess.run(
+        command, check=False, capture_output=True, text=True, timeout=120, cwd=cwd, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert "positions 3" in done.stdout
+    samples, _ = read_data(out)
+    assert len(samples) == 3
+    openings = (data / "chess" / "openings" / "few.epd").read_text(encoding="utf-8")
+    boards = {" ".join(line.split()[:4]) for line in openings.splitlines()}
+    written = [line for line in out.read_text(encoding="utf-8").splitlines() if line[0] != "#"]
+    assert {" ".join(line.split()[:4]) for line in written} <= boards
