@@ -69,8 +69,10 @@ class UciProcess:
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 await self.send("quit")
             try:
-                await asyncio.wait_for(self.proc.wait(), HANG_TIMEOUT)
+                # communicate (not wait) reads the pipes to their end, which closes the
+                # transport while the loop runs: no "Event loop is closed" at collection.
+                await asyncio.wait_for(self.proc.communicate(), HANG_TIMEOUT)
             except TimeoutError:
                 self.proc.kill()
-                await self.proc.wait()
+                await self.proc.communicate()
         return self.proc.returncode or 0
