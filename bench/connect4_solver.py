@@ -36,8 +36,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from games.connect4 import Connect4  # noqa: E402
-from games.connect4_solver import Connect4Solver, SolveAbortedError  # noqa: E402
+from games.connect4.board import Connect4  # noqa: E402
+from games.connect4.solver import Connect4Solver, SolveAbortedError  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "connect4" / "pons"
 SETS = {

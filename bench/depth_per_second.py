@@ -14,8 +14,8 @@ import time
 
 from engine.limits import Limits
 from engine.search import Searcher
-from games import get_variant
-from protocol.bench import bench_positions
+from games.registry import get_variant
+from protocol.uci.bench import bench_positions
 
 
 def main() -> None:

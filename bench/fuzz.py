@@ -28,7 +28,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from protocol import commands as cmd
+from protocol.uci import commands as cmd
 
 FENS = (
     "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",

@@ -16,7 +16,7 @@ Pearl (1982) proved that on uniform trees with independent, continuous leaf valu
 examines about ``c * R(b)**d`` leaves, ``R(b) = x/(1-x)`` with ``x**b + x - 1 = 0``.  The
 constant ``c`` depends on the parity of ``d``, so ``growth`` compares depths two apart:
 ``sqrt(N(d) / N(d-2))`` of the mean leaf counts over ``--seeds`` seeded trees
-(:mod:`engine.trees`, random order).  ``naive`` is ``N(d) ** (1/d)``, the lab's EBF column,
+(:mod:`engine.lab.trees`, random order).  ``naive`` is ``N(d) ** (1/d)``, the lab's EBF column,
 which approaches R(b) much more slowly.  Leaf counts are exact and deterministic; there is no
 timing here.  Needs the package installed (``python -m pip install -e .``).
 """
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import argparse
 
-from engine.classic import search
-from engine.trees import Order, UniformTree, pearl_branching_factor
+from engine.lab.classic import search
+from engine.lab.trees import Order, UniformTree, pearl_branching_factor
 
 
 def mean_leaves(branching: int, depth: int, seeds: int) -> float:

@@ -60,7 +60,7 @@ def run_match(args: argparse.Namespace, sf_elo: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         summary = Path(tmp) / "result.json"
         command = [
-            sys.executable, "-m", "protocol", "match",
+            sys.executable, "-m", "brudno", "match",
             "--engine", args.brudno, "--name", "Brudno",
             *[word for option in args.brudno_option for word in ("--option", option)],
             "--engine", stockfish(), "--name", f"Stockfish {sf_elo}",
@@ -183,7 +183,7 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=1, help="games at once")
     parser.add_argument("--openings", type=Path, default=OPENINGS, help="EPD or PGN book")
     parser.add_argument("--seed", type=int, default=1, help="opening order seed")
-    parser.add_argument("--brudno", default=f"{shlex.quote(sys.executable)} -m protocol")
+    parser.add_argument("--brudno", default=f"{shlex.quote(sys.executable)} -m brudno")
     parser.add_argument("--brudno-option", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--pgn", help="append the games to this file")
     parser.add_argument("--find-elo", action="store_true", help="ladder toward 50%%")

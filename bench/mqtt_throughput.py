@@ -42,8 +42,8 @@ from pathlib import Path
 
 import chess
 
-from protocol.mqtt import BrokerSettings, parse_broker_url
-from protocol.mqtt_ask import AskClient
+from protocol.transports.mqtt.ask import AskClient
+from protocol.transports.mqtt.worker import BrokerSettings, parse_broker_url
 
 START_TIMEOUT_S = 120.0
 

@@ -245,7 +245,7 @@ async def start_server(max_sessions: int) -> tuple[asyncio.subprocess.Process, i
     may still be closing when the next count starts."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRUDNO_TOKEN")}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "protocol", "serve", "--port", "0",
+        sys.executable, "-m", "brudno", "serve", "--port", "0",
         "--max-sessions", str(max_sessions), "--max-memory-mb", str(16 * max_sessions),
         stderr=asyncio.subprocess.PIPE, env=env,
     )

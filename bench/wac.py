@@ -40,7 +40,7 @@ def main() -> int:
     parser.add_argument("extra", nargs="*", help="after --: more brudno epd arguments")
     args = parser.parse_args()
     command = [
-        sys.executable, "-m", "protocol", "epd", str(args.suite),
+        sys.executable, "-m", "brudno", "epd", str(args.suite),
         "--movetime", str(args.movetime),
     ]  # fmt: skip
     if args.engine:

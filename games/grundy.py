@@ -30,16 +30,16 @@ from typing import TYPE_CHECKING, Final
 
 from engine.eval import LinearEvaluator
 from engine.game import GameError, IllegalMoveError, InvalidPositionError
-from games import Variant, register
+from games.variant import Variant
 
 if TYPE_CHECKING:
     from engine.game import Game
 
 __all__ = [
     "DEFAULT_WEIGHTS",
-    "GRUNDY",
     "MAX_MATCHES",
     "START_FEN",
+    "VARIANT",
     "Grundy",
     "from_fen",
     "grundy_value",
@@ -428,6 +428,6 @@ if TYPE_CHECKING:
     _contract_check: Game[Move] = Grundy()
 
 
-GRUNDY: Final = register(
-    Variant("grundy", START_FEN, from_fen, "Grundy's game: split a heap into two unequal heaps")
+VARIANT: Final = Variant(
+    "grundy", START_FEN, from_fen, "Grundy's game: split a heap into two unequal heaps"
 )

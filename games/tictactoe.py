@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Final
 
 from engine.eval import LinearEvaluator
 from engine.game import GameError, IllegalMoveError, InvalidPositionError
-from games import Variant, register
 from games.drop_fen import (
     board_text,
     check_pocket,
@@ -35,6 +34,7 @@ from games.drop_fen import (
     parse_board,
     split_placement,
 )
+from games.variant import Variant
 
 if TYPE_CHECKING:
     from engine.game import Game
@@ -43,7 +43,7 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "LINES",
     "START_FEN",
-    "TICTACTOE",
+    "VARIANT",
     "TicTacToe",
     "from_fen",
     "square_name",
@@ -477,6 +477,6 @@ if TYPE_CHECKING:
     _contract_check: Game[int] = TicTacToe()
 
 
-TICTACTOE: Final = register(
-    Variant("tictactoe", START_FEN, _variant_from_fen, "Tic-tac-toe (noughts and crosses)")
+VARIANT: Final = Variant(
+    "tictactoe", START_FEN, _variant_from_fen, "Tic-tac-toe (noughts and crosses)"
 )

@@ -5,12 +5,13 @@ from __future__ import annotations
 import shutil
 import sys
 import sysconfig
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
+from tests.support.mosquitto_fixture import Mosquitto, unique_prefix
+from tests.support.paths import DATA
 
 
 def brudno_command() -> list[str]:
@@ -35,3 +36,32 @@ def data_dir() -> Path:
 @pytest.fixture(scope="session")
 def brudno() -> list[str]:
     return brudno_command()
+
+
+# -- MQTT: a real Mosquitto broker (tests/support/mosquitto_fixture.py) --------------------
+
+@pytest.fixture(scope="session")
+def mosquitto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
+    """One broker for the whole test session (tests keep apart by topic prefix)."""
+    broker = Mosquitto(tmp_path_factory.mktemp("mosquitto"))
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.fixture
+def fresh_mosquitto(tmp_path: Path) -> Iterator[Mosquitto]:
+    """A broker of the test's own, with persistence, for tests that restart it."""
+    broker = Mosquitto(tmp_path, persistence=True)
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.fixture
+def mqtt_prefix() -> str:
+    return unique_prefix()

@@ -25,10 +25,10 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from protocol import connect, tcp
-from protocol.cli import build_parser, main
+from brudno.cli import build_parser, main
+from protocol.transports import connect, tcp
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 HANG_TIMEOUT = 120.0
 
 
@@ -182,7 +182,7 @@ def test_entrypoint_is_the_installed_brudno_command() -> None:
     final = _stages()[-1]
     assert _exec_form(final.one("ENTRYPOINT")) == ["brudno"]
     scripts = _pyproject()["project"]["scripts"]  # type: ignore[index]
-    assert scripts["brudno"] == "protocol.cli:main"  # type: ignore[index]
+    assert scripts["brudno"] == "brudno.cli:main"  # type: ignore[index]
     (entry,) = importlib.metadata.entry_points(group="console_scripts", name="brudno")
     assert entry.load() is main
     assert shutil.which("brudno") or Path(sys.executable).with_name("brudno").exists()
@@ -256,8 +256,8 @@ def test_image_install_step_rehearsed_in_a_fresh_venv(tmp_path: Path) -> None:
     subprocess.run([str(python), "-m", "pip", "install", "--no-input", "-q", str(context)],
                    check=True, timeout=HANG_TIMEOUT * 3)
     where = subprocess.run(
-        [str(python), "-c", "import protocol, games; print(protocol.__file__); "
-         "print(games.GAMES['chess'].new().fen())"],
+        [str(python), "-c", "import protocol; from games.registry import GAMES; "
+         "print(protocol.__file__); print(GAMES['chess'].new().fen())"],
         check=True, capture_output=True, text=True, timeout=HANG_TIMEOUT, cwd=tmp_path,
     ).stdout.splitlines()
     assert where[0].startswith(str(venv)), where

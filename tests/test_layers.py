@@ -1,45 +1,185 @@
 """The dependency rules of DESIGN.md, checked on the source so the layering cannot rot.
 
-engine imports neither games nor protocol; games imports only engine (and python-chess);
-nothing imports protocol except protocol.
+* Dependencies point down only: brudno → protocol → games → engine.  engine imports none of
+  the others; games imports only engine (and python-chess); protocol never imports brudno.
+* No import circles anywhere, not even inside a package: the graph of our modules (every
+  import, also those inside functions or ``if TYPE_CHECKING``) has no cycle.
+* Only brudno/ parses command lines, installs signal handlers and prints to a terminal.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-FORBIDDEN = {
-    "engine": {"games", "protocol"},
-    "games": {"protocol"},
-}
+from tests.support.paths import REPO
+
+PACKAGES = ("brudno", "protocol", "games", "engine")
+"""Top to bottom: each may import only those after it."""
+
+APPLICATION_ONLY = {"argparse", "signal"}
+"""Modules only the application may import (command lines, signal handlers)."""
 
 
-def imported_top_levels(path: Path) -> set[str]:
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def sources() -> dict[str, Path]:
+    return {
+        module_name(path): path
+        for package in PACKAGES
+        for path in sorted((REPO / package).rglob("*.py"))
+    }
+
+
+def imports(path: Path) -> Iterator[tuple[str, list[str]]]:
+    """Every import as (module, names imported from it); relative imports resolved."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    found: set[str] = set()
+    package = module_name(path) if path.name == "__init__.py" else module_name(path.parent)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module.split(".")[0])
+            for alias in node.names:
+                yield alias.name, []
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            yield base, [alias.name for alias in node.names]
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Edges from each of our modules to each of ours it imports (``from a import b`` is an
+    edge to ``a.b`` when that is a module, else to ``a``)."""
+    known = sources()
+    graph: dict[str, set[str]] = {name: set() for name in known}
+    for name, path in known.items():
+        for target, names in imports(path):
+            submodules = [f"{target}.{n}" for n in names if f"{target}.{n}" in known]
+            if submodules:
+                graph[name].update(submodules)
+            elif target in known:
+                graph[name].add(target)
+            elif target.split(".")[0] in PACKAGES:
+                pytest.fail(f"{name} imports {target}, which is not one of our modules")
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module, or a module importing
+    itself (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in graph[node]:
+                    found.append(sorted(component))
     return found
 
 
-@pytest.mark.parametrize("package", sorted(FORBIDDEN))
-def test_package_respects_the_layering(package: str) -> None:
-    files = sorted((REPO / package).rglob("*.py"))
-    assert files, f"no sources found for {package}"
-    offenders = {
-        str(f.relative_to(REPO)): sorted(imported_top_levels(f) & FORBIDDEN[package])
-        for f in files
-        if imported_top_levels(f) & FORBIDDEN[package]
-    }
-    assert offenders == {}
+def test_dependencies_point_down_only() -> None:
+    offenders = []
+    for name, targets in module_graph().items():
+        level = PACKAGES.index(name.split(".")[0])
+        offenders += [
+            f"{name} -> {target}"
+            for target in targets
+            if PACKAGES.index(target.split(".")[0]) < level
+        ]
+    assert offenders == []
+
+
+def test_games_import_only_the_engine_and_python_chess() -> None:
+    allowed_third_party = {"chess"}
+    offenders = []
+    for name, path in sources().items():
+        if not name.startswith("games"):
+            continue
+        for target, _ in imports(path):
+            top = target.split(".")[0]
+            if top in PACKAGES or top in allowed_third_party or top == "__future__":
+                continue
+            if top not in _stdlib():
+                offenders.append(f"{name} -> {target}")
+    assert offenders == []
+
+
+def _stdlib() -> frozenset[str]:
+    import sys  # noqa: PLC0415 - only this check needs it
+
+    return frozenset(sys.stdlib_module_names)
+
+
+def test_no_import_circles_anywhere() -> None:
+    assert cycles(module_graph()) == []
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    """The check above must be able to fail: a two-module circle and a self-import."""
+    graph = {"a": {"b"}, "b": {"a", "c"}, "c": set(), "d": {"d"}}
+    assert sorted(cycles(graph)) == [["a", "b"], ["d"]]
+
+
+@pytest.mark.parametrize("package", ["protocol", "games", "engine"])
+def test_only_the_application_parses_argv_installs_signals_or_prints(package: str) -> None:
+    offenders = []
+    for path in sorted((REPO / package).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        where = str(path.relative_to(REPO))
+        for target, _ in imports(path):
+            if target.split(".")[0] in APPLICATION_ONLY:
+                offenders.append(f"{where} imports {target}")
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "print"
+            ):
+                offenders.append(f"{where}:{node.lineno} calls print")
+    assert offenders == []
 
 
 def test_no_module_shadows_python_chess() -> None:
-    assert not list(REPO.glob("*/chess.py"))
+    assert not [p for p in REPO.rglob("chess.py") if ".git" not in p.parts]

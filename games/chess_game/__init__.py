@@ -14,7 +14,6 @@ from typing import Final
 
 import chess
 
-from games import Variant, Weights, register
 from games.chess_game.adapter import (
     DEFAULT_WEIGHTS_PATH,
     ChessGame,
@@ -23,10 +22,11 @@ from games.chess_game.adapter import (
     from_fen,
 )
 from games.chess_game.zobrist import zobrist_key
+from games.variant import Variant, Weights
 
 __all__ = [
-    "CHESS",
     "DEFAULT_WEIGHTS_PATH",
+    "VARIANT",
     "ChessGame",
     "default_evaluator",
     "describe_status",
@@ -34,12 +34,11 @@ __all__ = [
     "zobrist_key",
 ]
 
-CHESS: Final = register(
-    Variant(
-        "chess",
-        chess.STARTING_FEN,
-        from_fen,
-        "Standard chess (python-chess adapter)",
-        weights=Weights(default_evaluator, from_fen),
-    )
+VARIANT: Final = Variant(
+    "chess",
+    chess.STARTING_FEN,
+    from_fen,
+    "Standard chess (python-chess adapter)",
+    weights=Weights(default_evaluator, from_fen),
 )
+

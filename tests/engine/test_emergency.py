@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.emergency import emergency_move
-from games import get_variant
+from games.registry import get_variant
 
 
 def test_it_takes_a_mate_in_one() -> None:

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from toy_game import ToyGame, reference_move_values, solve
 
 from engine.control import SearchControl
 from engine.game import Game
@@ -31,7 +30,8 @@ from engine.ordering import (
 )
 from engine.score import Cp, Mate, mate_in, report
 from engine.search import MAX_DEPTH, SearchConfig, Searcher
-from games import get_variant
+from games.registry import get_variant
+from tests.support.toy_game import ToyGame, reference_move_values, solve
 
 PLAIN = SearchConfig(null_move=False, lmr=False, futility=False, tt_cutoffs=False, quiescence=False)
 """Every value-changing heuristic off: the search must agree with minimax exactly."""

@@ -8,7 +8,6 @@ are searched with ``go mate N`` (and a depth cap, so a regression fails instead 
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,9 +17,10 @@ from engine.limits import Limits
 from engine.ordering import STAGE_LOSING, STAGE_NOISY, STAGE_QUIET, staged_moves
 from engine.score import Cp, Mate
 from engine.search import Searcher
-from games import get_variant
+from games.registry import get_variant
+from tests.support.paths import DATA
 
-MATES = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "chess" / "mates"
+MATES = DATA / "chess" / "mates"
 
 MATE3_SAMPLE = (0, 1, 2, 5, 6, 7, 11, 12, 13)
 """Mate-in-3 problems that a pure-Python search proves in well under a second each (the

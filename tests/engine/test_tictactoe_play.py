@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from toy_game import solve
 
 from engine.game import Game
 from engine.limits import Limits
 from engine.score import Cp
 from engine.search import Searcher
-from games import get_variant
+from games.registry import get_variant
+from tests.support.toy_game import solve
 
 
 class Tally:

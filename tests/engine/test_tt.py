@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterator
 
 import chess
 import pytest
-from toy_game import mix
 
 from engine.score import mate_in, mated_in, to_tt
 from engine.tt import EXACT, EXHAUSTIVE, LOWER, UPPER, Entry, TranspositionTable
+from tests.support.toy_game import mix
 
 
 def same_bucket_keys(tt: TranspositionTable, n: int, base: int = 12345) -> list[int]:

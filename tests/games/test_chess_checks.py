@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import chess
 
 from games.chess_game import from_fen
 from games.chess_game.checks import gives_check
-
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+from tests.support.paths import DATA
 
 
 def _boards() -> list[chess.Board]:

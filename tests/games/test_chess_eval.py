@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import chess
 import pytest
@@ -14,8 +13,9 @@ from engine.eval import LinearEvaluator
 from engine.score import MATE_BOUND
 from games.chess_game import DEFAULT_WEIGHTS_PATH, ChessGame, default_evaluator, from_fen
 from games.chess_game.evaluation import TAPER, TAPER_MAX, game_phase, side_counts
+from tests.support.paths import DATA
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "chess"
+CHESS_DATA = DATA / "chess"
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 GROUPS = ["material", "psqt", "mobility", "pawns", "passed", "king", "rook", "bishop_pair"]
 
@@ -39,12 +39,13 @@ def random_positions(count: int, seed: int) -> list[chess.Board]:
 def suite_positions() -> list[chess.Board]:
     """Valid positions from the perft, mate and test-suite files."""
     boards = []
-    for line in (DATA / "perft" / "perft.epd").read_text(encoding="utf-8").splitlines():
+    for line in (CHESS_DATA / "perft" / "perft.epd").read_text(encoding="utf-8").splitlines():
         boards.append(chess.Board(line.split(";")[0]))
     for n in (1, 2, 3, 4):
-        text = (DATA / "mates" / f"mate{n}.fen").read_text(encoding="utf-8")
+        text = (CHESS_DATA / "mates" / f"mate{n}.fen").read_text(encoding="utf-8")
         boards += [chess.Board(fen) for fen in text.splitlines() if fen.strip()]
-    for line in (DATA / "suites" / "wacnew.epd").read_text(encoding="utf-8").splitlines()[:150]:
+    wac = (CHESS_DATA / "suites" / "wacnew.epd").read_text(encoding="utf-8")
+    for line in wac.splitlines()[:150]:
         boards.append(chess.Board.from_epd(line)[0])
     return [b for b in boards if b.is_valid()]
 

@@ -8,8 +8,8 @@ import pickle
 import pytest
 
 from engine.eval import LinearEvaluator
-from games import get_variant
 from games.chess_game import ChessGame, default_evaluator
+from games.registry import get_variant
 
 EXTRA_KNIGHT = "4k3/pppp4/8/8/8/8/PPPP4/1N2K3 w - - 0 1"
 """

@@ -9,9 +9,9 @@ import chess
 import chess.polyglot
 import pytest
 
-import games
 from engine.game import Game, IllegalMoveError, InvalidPositionError
 from games.chess_game import ChessGame, from_fen, zobrist_key
+from games.registry import get_variant
 
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 START_KEY = 0x463B96181691FC9C
@@ -40,7 +40,7 @@ def random_playout(game: ChessGame, rng: random.Random, plies: int) -> list[ches
 
 
 def test_registered_variant_builds_the_start_position() -> None:
-    variant = games.get_variant("chess")
+    variant = get_variant("chess")
     game = variant.new()
     assert isinstance(game, ChessGame)
     assert isinstance(game, Game)

@@ -8,13 +8,13 @@ what ``Board.push`` would have written, for every legal move, and ``pop`` must u
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import chess
 
 from games.chess_game.adapter import ChessGame
+from tests.support.paths import DATA
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "chess"
+CHESS_DATA = DATA / "chess"
 
 
 def _fields(board: chess.Board) -> tuple[object, ...]:
@@ -49,10 +49,11 @@ def _positions() -> list[chess.Board]:
         chess.Board("4k3/8/8/8/8/8/8/Q3K3 w - - 0 1"),
     ]
     boards[-1].promoted = chess.BB_A1
-    for line in (DATA / "perft" / "perft.epd").read_text(encoding="utf-8").splitlines():
+    for line in (CHESS_DATA / "perft" / "perft.epd").read_text(encoding="utf-8").splitlines():
         if line.strip():
             boards.append(chess.Board(line.split(";")[0].strip()))
-    for line in (DATA / "perft" / "chess960.perft").read_text(encoding="utf-8").splitlines()[:200]:
+    perft960 = (CHESS_DATA / "perft" / "chess960.perft").read_text(encoding="utf-8")
+    for line in perft960.splitlines()[:200]:
         if line.startswith("epd "):
             boards.append(chess.Board(line[4:].strip() + " 0 1", chess960=True))
     rng = random.Random(7)

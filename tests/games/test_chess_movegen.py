@@ -9,26 +9,27 @@ checks), through every mask the adapter uses.
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import chess
 import pytest
 
 from games.chess_game.adapter import ChessGame
 from games.chess_game.movegen import MOVES, legal_moves_not_in_check, promotions
+from tests.support.paths import DATA
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "chess"
+CHESS_DATA = DATA / "chess"
 
 
 def _start_positions() -> list[chess.Board]:
     boards = []
-    for line in (DATA / "perft" / "perft.epd").read_text(encoding="utf-8").splitlines():
+    for line in (CHESS_DATA / "perft" / "perft.epd").read_text(encoding="utf-8").splitlines():
         if line.strip():
             boards.append(chess.Board(line.split(";")[0].strip()))
-    for line in (DATA / "perft" / "chess960.perft").read_text(encoding="utf-8").splitlines()[:400]:
+    perft960 = (CHESS_DATA / "perft" / "chess960.perft").read_text(encoding="utf-8")
+    for line in perft960.splitlines()[:400]:
         if line.startswith("epd "):
             boards.append(chess.Board(line[4:].strip() + " 0 1", chess960=True))
-    for line in (DATA / "suites" / "wacnew.epd").read_text(encoding="utf-8").splitlines():
+    for line in (CHESS_DATA / "suites" / "wacnew.epd").read_text(encoding="utf-8").splitlines():
         if line.strip():
             boards.append(chess.Board.from_epd(line)[0])  # tactics: pins and checks
     return boards

@@ -9,7 +9,6 @@ castling), as python-chess's own harness reads them.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import NamedTuple
 
 import chess
@@ -17,8 +16,9 @@ import pytest
 
 from engine.perft import divide, perft
 from games.chess_game import ChessGame
+from tests.support.paths import DATA
 
-PERFT_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "chess" / "perft"
+PERFT_DIR = DATA / "chess" / "perft"
 SHALLOW = 10_000
 """Largest leaf count run for every position of a suite."""
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import chess
 import pytest
 
 from games.chess_game import from_fen
 from games.chess_game.see import SEE_VALUES, see_ge
+from tests.support.paths import DATA
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 THRESHOLDS = (-1000, -400, -221, -220, -219, -1, 0, 1, 99, 100, 101, 320, 500, 1000)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -21,8 +20,7 @@ from engine.limits import Limits
 from engine.perft import divide, perft
 from engine.score import Cp, Mate
 from engine.search import Searcher
-from games import GAMES, get_variant
-from games.connect4 import (
+from games.connect4.board import (
     DEFAULT_WEIGHTS,
     START_FEN,
     WINDOWS,
@@ -31,8 +29,10 @@ from games.connect4 import (
     column_string,
     from_fen,
 )
+from games.registry import GAMES, get_variant
+from tests.support.paths import DATA
 
-PONS = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "connect4" / "pons"
+PONS = DATA / "connect4" / "pons"
 
 ISSUE_START_FEN = "7/7/7/7/7/7[PPPPPPPPPPPPPPPPPPPPPppppppppppppppppppppp] w - - 0 1"
 

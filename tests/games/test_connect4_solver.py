@@ -9,17 +9,14 @@ easy begin set (Test_L1_R1); whole sets, and the harder begin sets, go to
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from engine.control import SearchControl
 from engine.info import Bound, SearchInfo
 from engine.limits import Limits
 from engine.score import Cp, Mate, mate_in, mated_in, report
-from games import get_variant
-from games.connect4 import Connect4
-from games.connect4_solver import (
+from games.connect4.board import Connect4
+from games.connect4.solver import (
     Connect4Solver,
     SolveAbortedError,
     engine_score,
@@ -28,9 +25,11 @@ from games.connect4_solver import (
     solve_for_uci,
     win_score,
 )
+from games.registry import get_variant
 from games.tictactoe import TicTacToe
+from tests.support.paths import DATA
 
-PONS = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "connect4" / "pons"
+PONS = DATA / "connect4" / "pons"
 
 
 def pons_cases(name: str, step: int = 1, start: int = 0) -> list[tuple[str, int]]:

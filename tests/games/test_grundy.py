@@ -17,7 +17,7 @@ from engine.limits import Limits
 from engine.perft import perft
 from engine.score import Mate
 from engine.search import Searcher
-from games import GAMES, get_variant, grundy
+from games import grundy
 from games.grundy import (
     MAX_MATCHES,
     START_FEN,
@@ -27,6 +27,7 @@ from games.grundy import (
     grundy_values,
     nim_sum,
 )
+from games.registry import GAMES, get_variant
 
 A002188 = (
     0, 0, 0, 1, 0, 2, 1, 0, 2, 1, 0, 2, 1, 3, 2, 1,

@@ -17,7 +17,7 @@ import pytest
 from engine.eval import LinearEvaluator
 from engine.game import Game, GameError, IllegalMoveError, InvalidPositionError
 from engine.perft import count_tree, divide, perft
-from games import get_variant
+from games.registry import get_variant
 from games.tictactoe import DEFAULT_WEIGHTS, START_FEN, TicTacToe, from_fen
 
 # Squares by (rank, file), both 0-based: a1 = (0, 0) = 0, c3 = (2, 2) = 8.

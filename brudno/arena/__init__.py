@@ -1,0 +1,1 @@
+"""Engines against engines: matches, the referee, statistics, openings and EPD suites."""

@@ -1,0 +1,1 @@
+"""One module per ``brudno`` subcommand: argparse, then a library call."""

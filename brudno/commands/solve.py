@@ -1,0 +1,363 @@
+"""``brudno solve``: the exact game-theoretic value of a position, its best moves, and the cost.
+
+Usage (scripts depend on this interface)::
+
+    brudno solve [--game cfour|grundy] [--json] [--analyze] [--weak] [--max-nodes N]
+                 [--pv-nodes N] [--progress-interval SECONDS] [--quiet] POSITION...
+    brudno solve [--game ...] [--json] ... -        # positions from stdin, one per line
+
+**Connect Four** (``--game cfour``, the default).  POSITION is a column string of the solver
+literature (``4453``: columns 1..7, first player first; ``""`` or ``startpos`` for the empty
+board) or a ``cfour`` FEN (quoted or not).  The score follows the common convention, from the
+side to move's view: ``22 - s`` for a win with one's ``s``-th stone, 0 for a draw, negative for
+a loss (``4455`` scores 18, ``44455554221`` scores -15).  ``--weak`` proves only the outcome
+(score 1, 0 or -1, much faster early in the game); ``--analyze`` adds the exact score of every
+column.  Stdin lines in Pascal Pons' test-set format (``<moves> <score>``) are checked against
+their expected score, and the exit status says whether all matched.
+
+**Grundy's game** (``--game grundy``).  POSITION is a FEN such as ``7`` or ``5/3/1 b 2``.  The
+Sprague-Grundy theory solves it outright: score 1 (the side to move wins) or -1, the nim-sum,
+and the moves to a zero nim-sum.
+
+Output: a few ``key  value`` lines per position, or with ``--json`` one JSON object per line
+with at least ``score``, ``best_moves`` (UCI notation), ``nodes`` and ``time_ms``.  An early
+position can take the solver minutes, so progress goes to stderr meanwhile
+(:class:`brudno.arena.epd.SuiteProgress`, fed by the solver's progress callback): positions done,
+solved so far, nodes, nodes/s and time; a bar on a terminal, else a line every
+``--progress-interval`` seconds; ``--quiet`` for none.
+
+Exit status: 0 solved (and as expected); 1 some expected score did not match; 2 bad input;
+3 a position was not solved within ``--max-nodes``; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from brudno.arena.epd import add_progress_arguments, progress_for
+from brudno.argtypes import positive_int
+from engine.game import GameError, InvalidPositionError
+from games.connect4.board import COLUMN_ORDER, Connect4, column_string
+from games.connect4.board import START_FEN as CFOUR_START_FEN
+from games.connect4.solver import Connect4Solver, Solution, SolveAbortedError, pv_text
+from games.grundy import Grundy, grundy_value
+
+__all__ = ["SOLVABLE_GAMES", "SolveReport", "configure", "run", "solve_cfour", "solve_grundy"]
+
+SOLVABLE_GAMES = ("cfour", "grundy")
+
+EXIT_OK = 0
+EXIT_MISMATCH = 1
+EXIT_BAD_INPUT = 2
+EXIT_NOT_SOLVED = 3
+EXIT_INTERRUPTED = 130
+
+_CHECKED_LINE = re.compile(r"([1-7]*)\s+(-?[0-9]+)")
+"""A test-set line: a column string and the expected score."""
+_DIGITS = re.compile(r"[0-9]+")
+
+
+@dataclass(slots=True)
+class SolveReport:
+    """One solved position, ready to print as text or JSON."""
+
+    game: str
+    position: str
+    fen: str
+    score: int
+    outcome: str
+    best_moves: list[str]
+    nodes: int
+    time_ms: float
+    mate: int | None = None
+    pv: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Game-specific fields (columns, nim-sum, per-column scores, the expected score)."""
+
+    @property
+    def expected(self) -> int | None:
+        value = self.extra.get("expected")
+        return value if isinstance(value, int) else None
+
+    @property
+    def matches(self) -> bool:
+        """False only when an expected score was given and differs."""
+        return self.expected is None or self.expected == self.score
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "game": self.game,
+            "position": self.position,
+            "fen": self.fen,
+            "score": self.score,
+            "outcome": self.outcome,
+            "mate": self.mate,
+            "best_moves": self.best_moves,
+            "pv": self.pv,
+            "nodes": self.nodes,
+            "time_ms": round(self.time_ms, 3),
+        }
+        data.update(self.extra)
+        return data
+
+    def lines(self) -> list[str]:
+        out = [f"position   {self.position}", f"fen        {self.fen}"]
+        verdict = {"win": "the side to move wins", "loss": "the side to move loses"}.get(
+            self.outcome, "draw"
+        )
+        mate = ""
+        if self.mate is not None:
+            mate = f", mate in {self.mate}" if self.mate > 0 else f", mated in {-self.mate}"
+        out.append(f"score      {self.score} ({verdict}{mate})")
+        columns = self.extra.get("best_columns")
+        best = " ".join(self.best_moves) or "-"
+        if columns:
+            best = f"{' '.join(str(c) for c in columns)}  ({best})"
+        out.append(f"best       {best}")
+        if self.pv:
+            pv_columns = self.extra.get("pv_columns")
+            text = " ".join(self.pv)
+            out.append(f"pv         {pv_columns}  ({text})" if pv_columns else f"pv         {text}")
+        if "nim_sum" in self.extra:
+            out.append(f"nim-sum    {self.extra['nim_sum']}")
+        column_scores = self.extra.get("column_scores")
+        if column_scores:
+            cells = [f"{col}:{score:+d}" for col, score in column_scores.items()]
+            out.append(f"columns    {'  '.join(cells)}")
+        if self.expected is not None:
+            out.append(f"expected   {self.expected} ({'ok' if self.matches else 'MISMATCH'})")
+        out.append(f"nodes      {self.nodes}")
+        out.append(f"time       {self.time_ms:.1f} ms")
+        return out
+
+
+# -- Connect Four ------------------------------------------------------------------------------
+def parse_cfour(text: str) -> Connect4:
+    """A column string, ``startpos``/empty, or a FEN; InvalidPositionError otherwise.
+
+    Digits alone are always meant as a column string (a FEN has ranks separated by ``/``), so
+    a digit outside 1..7 is reported as the column it is, not as a malformed FEN: ``48``
+    says that its second move, column 8, is off the board."""
+    stripped = text.strip()
+    if stripped in ("", "startpos"):
+        return Connect4.from_fen(CFOUR_START_FEN)
+    if _DIGITS.fullmatch(stripped):
+        for move, digit in enumerate(stripped, 1):
+            if digit not in "1234567":
+                raise InvalidPositionError(
+                    f"no column {digit}: columns are 1..7 (move {move} of the column "
+                    f"string {stripped})"
+                )
+    return Connect4.from_text(stripped)
+
+
+def solve_cfour(
+    position: Connect4,
+    solver: Connect4Solver,
+    *,
+    label: str,
+    weak: bool = False,
+    analyze: bool = False,
+    pv_nodes: int | None = None,
+) -> SolveReport:
+    """Solve one position (SolveAbortedError when the solver's budget runs out)."""
+    if position.is_terminal():
+        raise GameError(f"the game is over, there is nothing to solve ({label})")
+    started = time.perf_counter()
+    first_node = solver.nodes
+    if weak:
+        score = solver.score(position, weak=True)
+        best = _weak_best_moves(position, solver, score)
+        solution = Solution(score, position.ply, best, best[:1], 0, 0.0)
+    else:
+        solution = solver.solve_position(position, pv_nodes=pv_nodes)
+    extra: dict[str, Any] = {
+        "best_columns": [col + 1 for col in solution.best_moves],
+        "pv_columns": column_string(solution.pv),
+    }
+    if analyze:
+        scores = solver.move_scores(position, weak=weak)
+        extra["column_scores"] = {str(col + 1): scores[col] for col in sorted(scores)}
+    if weak:
+        extra["weak"] = True
+    best_text = [pv_text(position, [col])[0] for col in solution.best_moves]
+    return SolveReport(
+        game="cfour",
+        position=label,
+        fen=position.fen(),
+        score=solution.score,
+        outcome=solution.outcome,
+        best_moves=best_text,
+        nodes=solver.nodes - first_node,
+        time_ms=(time.perf_counter() - started) * 1000.0,
+        mate=None if weak else solution.mate,
+        pv=list(pv_text(position, solution.pv)),
+        extra=extra,
+    )
+
+
+def _weak_best_moves(position: Connect4, solver: Connect4Solver, outcome: int) -> tuple[int, ...]:
+    """The columns that keep a weakly solved outcome: every column when the position is
+    lost, else those whose child is at most ``-outcome`` (a probe each)."""
+    best: list[int] = []
+    for col in COLUMN_ORDER:
+        cell = position.drop_cell(col)
+        if cell is None:
+            continue
+        if outcome < 0:
+            best.append(col)
+            continue
+        child = position.copy()
+        child.push(cell)
+        if child.is_terminal():
+            value = 1 if child.winner is not None else 0
+        else:
+            value = -solver.score(child, weak=True)
+        if value >= outcome:
+            best.append(col)
+    return tuple(best)
+
+
+# -- Grundy's game -----------------------------------------------------------------------------
+def solve_grundy(position: Grundy, *, label: str) -> SolveReport:
+    """Win or loss by the nim-sum of the heaps' Grundy values; the best moves are those to a
+    zero nim-sum when winning, every move when losing (all lose against best play)."""
+    started = time.perf_counter()
+    moves = position.legal_moves()
+    nim = position.nim_sum
+    best: list[str] = []
+    for move in moves:
+        heap, smaller = move
+        after = nim ^ grundy_value(heap) ^ grundy_value(smaller) ^ grundy_value(heap - smaller)
+        if nim == 0 or after == 0:
+            best.append(position.format_move(move))
+    outcome = "win" if nim else "loss"
+    return SolveReport(
+        game="grundy",
+        position=label,
+        fen=position.fen(),
+        score=1 if nim else -1,
+        outcome=outcome,
+        best_moves=best,
+        nodes=len(moves),
+        time_ms=(time.perf_counter() - started) * 1000.0,
+        extra={"nim_sum": nim},
+    )
+
+
+# -- the command -------------------------------------------------------------------------------
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "position",
+        nargs="*",
+        metavar="POSITION",
+        help="column string (4453), FEN (quoted or not), 'startpos', or '-' for stdin lines",
+    )
+    parser.add_argument(
+        "--game", default="cfour", choices=SOLVABLE_GAMES, help="game (UCI_Variant name)"
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per position")
+    parser.add_argument("--weak", action="store_true", help="cfour: outcome only (1, 0, -1)")
+    parser.add_argument(
+        "--analyze", action="store_true", help="cfour: also the exact score of every column"
+    )
+    parser.add_argument(
+        "--max-nodes", type=positive_int, help="cfour: give up after this many nodes"
+    )
+    parser.add_argument(
+        "--pv-nodes",
+        type=positive_int,
+        default=200_000,
+        help="cfour: nodes spent extending the PV past the best move (default 200000)",
+    )
+    add_progress_arguments(parser)
+
+
+def _positions(args: argparse.Namespace, stdin: TextIO) -> Iterator[tuple[str, int | None]]:
+    """(position text, expected score) pairs from the arguments or stdin."""
+    if args.position == ["-"]:
+        for raw in stdin:
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            checked = _CHECKED_LINE.fullmatch(line)
+            if checked is not None and args.game == "cfour":
+                yield checked.group(1), int(checked.group(2))
+            else:
+                yield line, None
+        return
+    yield " ".join(args.position), None
+
+
+def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    stdin = sys.stdin if stdin is None else stdin
+    out = sys.stdout if stdout is None else stdout
+    if not args.position:
+        print(
+            "brudno solve: give a position (a column string such as 4453, a FEN, or - for "
+            "stdin)",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    solver = Connect4Solver()
+    progress = progress_for(args, "solve", None if args.position == ["-"] else 1)
+    solver.report_progress(progress.update)
+    status = EXIT_OK
+    first = True
+    nodes = 0  # of every position so far, Grundy's moves counted as nodes
+    try:
+        for text, expected in _positions(args, stdin):
+            label = text if text else "startpos"
+            try:
+                if args.game == "cfour":
+                    solver.limit(
+                        max_nodes=None if args.max_nodes is None else solver.nodes + args.max_nodes
+                    )
+                    report = solve_cfour(
+                        parse_cfour(text),
+                        solver,
+                        label=label,
+                        weak=args.weak,
+                        analyze=args.analyze,
+                        pv_nodes=args.pv_nodes,
+                    )
+                else:
+                    report = solve_grundy(Grundy.from_fen(text), label=label)
+            except GameError as exc:
+                progress.finished(False)
+                progress.write(f"brudno solve: {exc}", sys.stderr)
+                status = max(status, EXIT_BAD_INPUT)
+                continue
+            except SolveAbortedError as exc:
+                progress.finished(False, solver.nodes)
+                progress.write(f"brudno solve: not solved ({exc}): {label}", sys.stderr)
+                status = max(status, EXIT_NOT_SOLVED)
+                continue
+            nodes = solver.nodes if args.game == "cfour" else nodes + report.nodes
+            progress.finished(True, nodes)
+            if expected is not None:
+                report.extra["expected"] = expected
+                if not report.matches:
+                    status = max(status, EXIT_MISMATCH)
+            if args.json:
+                progress.write(json.dumps(report.to_json()), out)
+            else:
+                if not first:
+                    progress.write("", out)
+                progress.write("\n".join(report.lines()), out)
+            first = False
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    finally:
+        progress.close()
+        solver.report_progress(None)
+    return status

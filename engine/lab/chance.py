@@ -1,0 +1,74 @@
+"""Chance nodes: the game contract for games where dice or cards move too.
+
+A game with chance (backgammon, a dice race, a card draw) is still a make/unmake position
+(:class:`engine.game.Game`); what it adds is that some positions are *chance nodes*: nobody
+chooses there, an outcome happens with a known probability.  Expectiminimax values a chance
+node as the probability-weighted mean of its outcomes (Michie 1966; Ballard 1983 calls such
+trees *-minimax trees).
+
+Why an extension rather than new members on :class:`~engine.game.Game`: the deterministic
+games and the production search never meet a chance node, and a structural ``Protocol`` with
+more members would stop them from satisfying the contract.  Searches that understand chance
+(:mod:`engine.lab.classic`'s expectiminimax, Star1, Star2) ask for a :class:`ChanceGame`;
+:func:`has_chance` is the capability test.
+
+The rules, precisely:
+
+* ``is_chance_node()`` is true where the next event is random.  There, ``chance_outcomes()``
+  lists every outcome with its probability, each a :class:`~fractions.Fraction` > 0, summing to
+  exactly 1 (exact so that pruned and unpruned searches agree to the last bit), and
+  ``legal_moves()`` returns the same outcomes in the same order.  Outcomes are pushed and popped
+  like moves.
+* ``side`` at a chance node is the player whose point of view the node's value takes; a search
+  compares a child's ``side`` with its parent's to know whether to negate (so a game may put a
+  chance event before or after the turn passes, or let a player move twice).
+* ``value_bound`` is a number ``U`` with ``-U <= evaluate() <= U`` at every node.  Pruning at
+  chance nodes (Star1, Star2) is only possible because of it.  A decided game is worth ``U`` to
+  the winner and ``-U`` to the loser (0 for a draw): with chance, "mate in n" has no meaning,
+  only expected outcomes do.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Protocol, runtime_checkable
+
+from engine.game import Game, MoveT
+
+
+@runtime_checkable
+class ChanceGame(Game[MoveT], Protocol[MoveT]):
+    """A :class:`~engine.game.Game` with chance nodes (see the module docstring)."""
+
+    def is_chance_node(self) -> bool:
+        """True when the next event is random rather than chosen."""
+        ...
+
+    def chance_outcomes(self) -> list[tuple[MoveT, Fraction]]:
+        """Every outcome of this chance node with its probability (exact, summing to 1)."""
+        ...
+
+    @property
+    def value_bound(self) -> int:
+        """``U`` with ``|evaluate()| <= U`` everywhere; decided games score ``±U``."""
+        ...
+
+
+def has_chance(game: Game[Any]) -> bool:
+    """The capability test: does ``game`` implement the chance-node contract?"""
+    return isinstance(game, ChanceGame)
+
+
+def check_outcomes(outcomes: list[tuple[Any, Fraction]]) -> None:
+    """Raise ``ValueError`` unless the probabilities are positive and sum to exactly 1.
+
+    Adapters call it in their tests (or once per distinct distribution); the searches trust
+    the contract and do not re-check on their hot path.
+    """
+    if not outcomes:
+        raise ValueError("a chance node needs at least one outcome")
+    if any(p <= 0 for _, p in outcomes):
+        raise ValueError(f"chance probabilities must be positive: {[p for _, p in outcomes]}")
+    total = sum((p for _, p in outcomes), Fraction(0))
+    if total != 1:
+        raise ValueError(f"chance probabilities sum to {total}, not 1")

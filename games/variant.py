@@ -1,0 +1,94 @@
+"""What a game gives the registry: its name, start position, FEN reader, and optional
+capabilities (an exact solver, a replaceable weights table).  Declared as data, not discovered.
+
+A variant is chosen by name (the UCI_Variant option); each entry knows its start position and
+how to build a position from its FEN dialect.  Games import only the engine's contract.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from engine.control import SearchControl
+from engine.eval import LinearEvaluator
+from engine.game import Game
+from engine.info import InfoCallback, SearchResult
+from engine.limits import Limits
+
+
+class ExactSolver(Protocol):
+    """A game's exact solver, tried before the normal search (``Variant.solve``).
+
+    It returns the proven result (``score`` exact: ``Mate`` for a forced win or loss,
+    ``Cp(0)`` for a draw; ``best``/``pv`` in the game's move notation), after reporting it
+    through ``on_info``; or ``None`` when it declines the position or the limits, runs out of
+    its own budget, or is stopped, in which case the caller runs the normal search.  It never
+    waits for ``stop``/``ponderhit`` itself: holding ``bestmove`` is the session's job.
+    ``game`` may be mutated (pass a copy).
+    """
+
+    def __call__(
+        self,
+        game: Game[Any],
+        limits: Limits,
+        control: SearchControl,
+        on_info: InfoCallback,
+        *,
+        move_overhead_ms: int,
+    ) -> SearchResult | None: ...
+
+
+class WeightedFromFen(Protocol):
+    """Build a position that evaluates with ``evaluator`` (the flag is UCI_Chess960)."""
+
+    def __call__(
+        self, fen: str, chess960: bool, /, *, evaluator: LinearEvaluator | None
+    ) -> Game[Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """A game whose whole evaluation is one :class:`LinearEvaluator` a user may replace
+    (the ``EvalFile`` option).
+
+    ``shipped`` is the default table: its feature names are the ones a replacement may use.
+    ``from_fen`` builds positions with another table; ``evaluator=None`` means the shipped one.
+    """
+
+    shipped: Callable[[], LinearEvaluator]
+    from_fen: WeightedFromFen
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    name: str
+    start_fen: str
+    from_fen: Callable[[str, bool], Game[Any]]
+    """Build a position from FEN; the flag is UCI_Chess960 (ignored by games without it)."""
+    description: str = ""
+    solve: ExactSolver | None = None
+    """The game's exact solver, if it has one (see :class:`ExactSolver`)."""
+    weights: Weights | None = None
+    """Set when the evaluation is a replaceable weights table (see :class:`Weights`)."""
+
+    def new(
+        self,
+        fen: str | None = None,
+        *,
+        chess960: bool = False,
+        evaluator: LinearEvaluator | None = None,
+    ) -> Game[Any]:
+        """The start position, or the given FEN; raises InvalidPositionError.
+
+        ``evaluator`` replaces the game's shipped weights; only a game with :attr:`weights`
+        takes one (``ValueError`` otherwise: silently evaluating with the shipped table
+        instead would make a comparison of two tables meaningless).
+        """
+        text = self.start_fen if fen is None else fen
+        if evaluator is None:
+            return self.from_fen(text, chess960)
+        if self.weights is None:
+            raise ValueError(f"{self.name} has no weights table to replace")
+        return self.weights.from_fen(text, chess960, evaluator=evaluator)

@@ -1,0 +1,374 @@
+"""Clients of ``brudno serve``: the stdio bridge, the health check, python-chess over TCP.
+
+``brudno connect HOST:PORT`` is a UCI engine on stdin/stdout that forwards everything to a
+remote server, because GUIs and match tools only know how to launch local processes.  It is a
+byte pipe, not a second engine: the server's session does all the work.  End of input is
+passed on as a half-close, so a finite search still delivers its ``bestmove`` (the server
+treats end of input as stdio does).
+
+``brudno ping HOST:PORT`` sends ``isready`` and exits 0 on ``readyok``: the container's health
+check.  A server that answers but refuses the session because it is full is alive and well;
+``--accept-busy`` counts that as healthy too (an orchestrator must not restart a busy server).
+
+:func:`open_uci_tcp` connects python-chess's asyncio engine client to a server directly.
+
+Tokens come from ``--token``, ``--token-file`` or the ``BRUDNO_TOKEN`` environment variable,
+as for the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import BinaryIO
+
+import chess.engine
+
+from protocol.transports.tcp.server import (
+    AUTH_FAILED,
+    DEFAULT_PORT,
+    RETRY_LATER,
+    TOKEN_ENV,
+    resolve_token,
+)
+
+CONNECT_TIMEOUT_S = 10.0
+READ_CHUNK = 1 << 16
+INPUT_QUEUE_CHUNKS = 16
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_BUSY = 3
+"""``brudno ping``: the server answered, but refused a session (full / out of memory)."""
+
+
+class AddressError(ValueError):
+    """``HOST:PORT`` text that does not name an endpoint."""
+
+
+def parse_address(text: str, default_port: int = DEFAULT_PORT) -> tuple[str, int]:
+    """``HOST``, ``HOST:PORT``, ``[IPv6]:PORT`` or ``[IPv6]`` → (host, port)."""
+    text = text.strip()
+    if not text:
+        raise AddressError("empty address")
+    if text.startswith("["):
+        end = text.find("]")
+        if end < 0:
+            raise AddressError(f"unclosed '[' in {text!r}")
+        host, rest = text[1:end], text[end + 1:]
+        if rest and not rest.startswith(":"):
+            raise AddressError(f"unexpected {rest!r} after the IPv6 address in {text!r}")
+        port_text = rest[1:] if rest else ""
+    elif text.count(":") == 1:
+        host, port_text = text.split(":")
+    elif ":" in text:
+        host, port_text = text, ""  # a bare IPv6 address
+    else:
+        host, port_text = text, ""
+    if not host:
+        raise AddressError(f"no host in {text!r}")
+    if not port_text:
+        return host, default_port
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise AddressError(f"port {port_text!r} is not a number") from None
+    if not 1 <= port <= 65535:
+        raise AddressError(f"port {port} out of range 1..65535")
+    return host, port
+
+
+async def open_connection(
+    host: str, port: int, *, token: str | None = None, timeout: float = CONNECT_TIMEOUT_S
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Connect and authenticate (the ``auth`` line goes first; the server answers only if it
+    is wrong).  Raises ``OSError`` / ``TimeoutError`` when the server cannot be reached."""
+    reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+    if token is not None:
+        writer.write(f"auth {token}\n".encode())
+    return reader, writer
+
+
+# -- python-chess over TCP -------------------------------------------------------------------
+class _SocketAsProcess(asyncio.SubprocessTransport, asyncio.Protocol):
+    """Presents a TCP connection to python-chess as the subprocess it expects.
+
+    python-chess writes to ``get_pipe_transport(0)`` and reads ``pipe_data_received(1, …)``;
+    a closed connection looks like an exited process (return code 0).
+    """
+
+    def __init__(self, engine: chess.engine.Protocol) -> None:
+        super().__init__()
+        self._engine = engine
+        self._socket: asyncio.Transport | None = None
+        self._returncode: int | None = None
+
+    # asyncio.Protocol side (the socket)
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._socket = transport
+
+    def data_received(self, data: bytes) -> None:
+        self._engine.pipe_data_received(1, data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._returncode = 0 if exc is None else 1
+        self._engine.connection_lost(exc)
+
+    # SubprocessTransport side (what python-chess sees)
+    def get_pid(self) -> int:
+        return 0
+
+    def get_returncode(self) -> int | None:
+        return self._returncode
+
+    def get_pipe_transport(self, fd: int) -> asyncio.BaseTransport | None:
+        return self._socket if fd == 0 else None
+
+    def send_signal(self, signal: int) -> None:
+        self.close()
+
+    def terminate(self) -> None:
+        self.close()
+
+    def kill(self) -> None:
+        if self._socket is not None:
+            self._socket.abort()
+
+    def close(self) -> None:
+        if self._socket is not None:
+            self._socket.close()
+
+    def is_closing(self) -> bool:
+        return self._socket is None or self._socket.is_closing()
+
+
+async def open_uci_tcp(
+    host: str, port: int, *, token: str | None = None, timeout: float = CONNECT_TIMEOUT_S
+) -> tuple[asyncio.SubprocessTransport, chess.engine.UciProtocol]:
+    """python-chess's UCI client, talking to ``brudno serve`` instead of a local process.
+
+    Use it like :func:`chess.engine.popen_uci`: ``transport, engine = await
+    open_uci_tcp(host, port)``, then ``await engine.initialize()``, ``await engine.play(…)``,
+    ``await engine.quit()``.
+    """
+    loop = asyncio.get_running_loop()
+    engine = chess.engine.UciProtocol()
+    bridge = _SocketAsProcess(engine)
+    await asyncio.wait_for(loop.create_connection(lambda: bridge, host, port), timeout)
+    engine.connection_made(bridge)
+    if token is not None:
+        engine.send_line(f"auth {token}")
+    return bridge, engine
+
+
+# -- brudno connect --------------------------------------------------------------------------
+def _read_stdin(fd: int, loop: asyncio.AbstractEventLoop,
+                queue: asyncio.Queue[bytes | None]) -> None:
+    """Blocking reader thread (raw ``os.read``, as in :mod:`protocol.transports.stdio`)."""
+
+    def put(item: bytes | None) -> None:
+        asyncio.run_coroutine_threadsafe(queue.put(item), loop).result()
+
+    try:
+        while chunk := os.read(fd, READ_CHUNK):
+            put(chunk)
+        put(None)
+    except OSError:
+        with contextlib.suppress(RuntimeError):
+            put(None)
+    except RuntimeError:
+        return  # the loop is gone
+
+
+async def bridge(
+    host: str,
+    port: int,
+    *,
+    token: str | None = None,
+    stdin_fd: int = 0,
+    stdout: BinaryIO | None = None,
+    timeout: float = CONNECT_TIMEOUT_S,
+) -> int:
+    """Forward stdin to the server and the server's output to stdout until it closes."""
+    out = stdout if stdout is not None else sys.stdout.buffer
+    try:
+        reader, writer = await open_connection(host, port, token=token, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        print(f"brudno connect: cannot reach {host}:{port}: {exc or 'timed out'}",
+              file=sys.stderr)
+        return EXIT_FAILED
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=INPUT_QUEUE_CHUNKS)
+    threading.Thread(target=_read_stdin, args=(stdin_fd, loop, queue),
+                     name="brudno-connect-stdin", daemon=True).start()
+    said_quit = False
+    input_ended = False
+
+    async def upstream() -> None:
+        nonlocal said_quit, input_ended
+        pending = b""
+        while (chunk := await queue.get()) is not None:
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            said_quit = said_quit or any(line.strip() == b"quit" for line in lines)
+            writer.write(chunk)
+            await writer.drain()
+        input_ended = True
+        if writer.can_write_eof():
+            writer.write_eof()  # half-close: the server still sends the last bestmove
+
+    async def downstream() -> None:
+        while chunk := await reader.read(READ_CHUNK):
+            out.write(chunk)
+            out.flush()
+
+    sending = asyncio.create_task(upstream(), name="connect-upstream")
+    try:
+        await downstream()
+    except (ConnectionError, OSError) as exc:
+        print(f"brudno connect: connection to {host}:{port} failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        sending.cancel()
+        with contextlib.suppress(asyncio.CancelledError, ConnectionError, OSError):
+            await sending
+        writer.close()
+        with contextlib.suppress(ConnectionError, OSError):
+            await writer.wait_closed()
+    if said_quit or input_ended:
+        return EXIT_OK
+    print(f"brudno connect: {host}:{port} closed the connection", file=sys.stderr)
+    return EXIT_FAILED
+
+
+# -- brudno ping -----------------------------------------------------------------------------
+def token_missing_message(host: str, port: int, token_env: str = TOKEN_ENV) -> str:
+    """What to tell a user who gave no token to a server that wants one.
+
+    The server cannot tell a missing token from a wrong one (it only sees a first line that
+    is not ``auth <token>``) and answers "authentication failed"; the client knows it sent
+    none, and saying so names the fix instead of suggesting a bad secret.
+    """
+    return (f"the server at {host}:{port} requires a token and none was given; "
+            f"set {token_env} or pass --token-file (or --token)")
+
+
+async def ping(
+    host: str, port: int, *, token: str | None = None, timeout: float = 5.0,
+    token_env: str = TOKEN_ENV,
+) -> tuple[int, str]:
+    """Ask ``isready``; returns (exit code, one-line explanation).
+
+    ``token_env`` only names the variable in the advice given when the server wants a token
+    and ``token`` is ``None``.
+    """
+    started = time.monotonic()
+    try:
+        async with asyncio.timeout(timeout):
+            reader, writer = await open_connection(host, port, token=token, timeout=timeout)
+            try:
+                writer.write(b"isready\n")
+                await writer.drain()
+                error = ""
+                while line := await reader.readline():
+                    text = line.decode("utf-8", errors="replace").strip()
+                    if text == "readyok":
+                        elapsed = (time.monotonic() - started) * 1000.0
+                        with contextlib.suppress(ConnectionError, OSError):
+                            writer.write(b"quit\n")
+                            await writer.drain()
+                        return EXIT_OK, f"readyok from {host}:{port} in {elapsed:.1f} ms"
+                    if text.startswith("info string error:"):
+                        error = text.removeprefix("info string error:").strip()
+                if RETRY_LATER in error:
+                    return EXIT_BUSY, f"{host}:{port} is up but busy: {error}"
+                if token is None and error.startswith(AUTH_FAILED):
+                    return EXIT_FAILED, token_missing_message(host, port, token_env)
+                return EXIT_FAILED, f"{host}:{port} closed without readyok" + (
+                    f": {error}" if error else ""
+                )
+            finally:
+                writer.close()
+                with contextlib.suppress(ConnectionError, OSError):
+                    await writer.wait_closed()
+    except TimeoutError:
+        return EXIT_FAILED, f"no readyok from {host}:{port} within {timeout:g} s"
+    except OSError as exc:
+        return EXIT_FAILED, f"cannot reach {host}:{port}: {exc}"
+
+
+# -- command-line glue -----------------------------------------------------------------------
+def _add_client_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("address", metavar="HOST:PORT",
+                        help=f"the server (port {DEFAULT_PORT} if omitted; [::1]:PORT for IPv6)")
+    parser.add_argument("--token", help=f"the server's token (prefer --token-file or "
+                        f"${TOKEN_ENV}: command lines are visible to other users)")
+    parser.add_argument("--token-file", type=Path, help="read the token from this file")
+    parser.add_argument("--token-env", default=TOKEN_ENV, metavar="NAME",
+                        help="environment variable holding the token (default %(default)s)")
+
+
+def configure_connect(parser: argparse.ArgumentParser) -> None:
+    _add_client_arguments(parser)
+    parser.add_argument("--connect-timeout", type=float, default=CONNECT_TIMEOUT_S,
+                        metavar="SECONDS", help="give up connecting after this long")
+
+
+def configure_ping(parser: argparse.ArgumentParser) -> None:
+    _add_client_arguments(parser)
+    parser.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS",
+                        help="fail when no readyok arrives in time (default %(default)s)")
+    parser.add_argument("--accept-busy", action="store_true",
+                        help="exit 0 also when the server is up but refuses the session "
+                        "because it is full (for health checks)")
+    parser.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+
+
+def _client_target(args: argparse.Namespace, prog: str) -> tuple[str, int, str | None] | None:
+    try:
+        host, port = parse_address(args.address)
+        token = resolve_token(args.token, args.token_file, args.token_env)
+    except AddressError as exc:
+        print(f"brudno {prog}: {exc}", file=sys.stderr)
+        return None
+    except OSError as exc:
+        print(f"brudno {prog}: cannot read the token file: {exc}", file=sys.stderr)
+        return None
+    return host, port, token
+
+
+def run_connect(args: argparse.Namespace) -> int:
+    target = _client_target(args, "connect")
+    if target is None:
+        return EXIT_USAGE
+    host, port, token = target
+    try:
+        return asyncio.run(bridge(host, port, token=token, timeout=args.connect_timeout))
+    except KeyboardInterrupt:
+        return 130
+
+
+def run_ping(args: argparse.Namespace) -> int:
+    target = _client_target(args, "ping")
+    if target is None:
+        return EXIT_USAGE
+    host, port, token = target
+    code, message = asyncio.run(
+        ping(host, port, token=token, timeout=args.timeout, token_env=args.token_env)
+    )
+    if code == EXIT_BUSY and args.accept_busy:
+        code = EXIT_OK
+    if code != EXIT_OK:
+        print(f"brudno ping: {message}", file=sys.stderr)
+    elif not args.quiet:
+        print(message)
+    return code
+

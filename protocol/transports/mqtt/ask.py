@@ -1,0 +1,551 @@
+"""The client side of the MQTT fleet: publish jobs, collect replies (``brudno mqtt-ask``).
+
+:class:`AskClient` keeps one connection (reconnecting with backoff) and any number of jobs
+in flight over it.  Each job gets fresh Correlation Data; all replies come back on the
+client's own response topic, ``<prefix>/replies/<client id>``.
+
+Why the client re-sends jobs: a job is lost with the worker that held it when the broker does
+not hand unacknowledged shared-subscription messages to another worker (Mosquitto 2.0 does
+not; see :mod:`protocol.transports.mqtt.worker`).  The client therefore watches the workers'
+presence topics and re-sends a job, with the same correlation data, when
+
+* the worker that accepted it goes ``offline`` (its Will: killed, crashed, cut off), or
+* no worker has accepted it within ``retry_after`` seconds (it went to a dead worker's
+  session, or there was no worker), or
+* the client had to reconnect (a reply published meanwhile found no subscriber).
+
+Workers answer a job once, so a re-send never yields two different answers; the first
+terminal reply wins and later copies are ignored.  Jobs carry a Message Expiry equal to the
+time the client is still willing to wait, so a broker drops a job nobody will read.
+
+Presence: the workers' retained ``online``/``offline`` tells the client, right after it
+subscribes, whether anyone serves the prefix at all.  MQTT does not say when the retained
+messages are all in, so the client publishes a marker to its own reply topic after
+subscribing and takes presence as known when the marker comes back: a broker sends the
+retained messages of a subscription before anything published after it (MQTT promises order
+per topic only, but brokers queue one connection's messages in order; should the marker
+never return, the presence seen within the broker timeout counts).  ``brudno mqtt-ask`` then says
+at once that no worker is online instead of waiting for its timeout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import math
+import sys
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import aiomqtt
+from paho.mqtt.packettypes import PacketTypes
+
+from games.registry import GAMES
+from protocol.transports.mqtt.worker import (
+    DEFAULT_PREFIX,
+    PROP_STATUS,
+    PROP_WORKER,
+    Backoff,
+    BrokerConnection,
+    BrokerSettings,
+    FatalBrokerError,
+    MqttConfigError,
+    Presence,
+    ReplyStatus,
+    add_broker_arguments,
+    broker_from_args,
+    check_topic_prefix,
+    connect_failure_is_fatal,
+    correlation_of,
+    jobs_topic,
+    new_properties,
+    reason_failed,
+    status_filter,
+    user_properties,
+    worker_from_status_topic,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_RETRY_AFTER_S = 30.0
+
+LineCallback = Callable[[str], None]
+
+
+class AskError(Exception):
+    """A job that got no answer."""
+
+
+class AskTimeoutError(AskError):
+    """No terminal reply within the time asked for."""
+
+
+class NoWorkerOnlineError(AskError):
+    """No worker's retained presence is ``online``: nobody would take the job."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What came back for one job."""
+
+    lines: tuple[str, ...]
+    """Every reply line in arrival order: progress ``info`` lines, then the terminal ones."""
+    bestmove: str | None
+    """The move of the ``bestmove`` line (``None`` for an error reply)."""
+    ponder: str | None
+    worker: str | None
+    """The id of the worker that answered."""
+    error: bool
+    """True when the job was refused (its lines say why)."""
+    sends: int
+    """How many times the job was published (1 unless it had to be re-sent)."""
+
+    @property
+    def errors(self) -> tuple[str, ...]:
+        return tuple(line for line in self.lines if line.startswith("info string error:"))
+
+
+@dataclass(eq=False, slots=True)
+class _Pending:
+    game: str
+    payload: bytes
+    correlation: bytes
+    deadline: float
+    on_line: LineCallback | None
+    on_accepted: LineCallback | None
+    answer: asyncio.Future[Answer]
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    lines: list[str] = field(default_factory=list)
+    owner: str | None = None
+    last_heard: float = 0.0
+    sends: int = 0
+    resend_now: bool = False
+
+
+def build_job(*, fen: str | None = None, moves: tuple[str, ...] = (),
+              options: tuple[tuple[str, str], ...] = (), go: str = "go movetime 1000") -> str:
+    """A job's UCI text from its parts (the game comes from the topic, not from here)."""
+    lines = [f"setoption name {name} value {value}" for name, value in options]
+    position = "position startpos" if fen is None else f"position fen {fen}"
+    if moves:
+        position += " moves " + " ".join(moves)
+    lines.append(position)
+    lines.append(go if go.startswith("go") else f"go {go}")
+    return "\n".join(lines) + "\n"
+
+
+def parse_bestmove(line: str) -> tuple[str | None, str | None]:
+    tokens = line.split()
+    best = tokens[1] if len(tokens) > 1 else None
+    ponder = tokens[3] if len(tokens) > 3 and tokens[2] == "ponder" else None
+    return best, ponder
+
+
+class AskClient:
+    """An MQTT client that asks the fleet for moves; use as an async context manager."""
+
+    def __init__(self, broker: BrokerSettings, *, prefix: str = DEFAULT_PREFIX,
+                 client_id: str | None = None, reconnect_initial_s: float = 0.2,
+                 reconnect_max_s: float = 5.0) -> None:
+        broker.check()
+        check_topic_prefix(prefix)
+        self.broker = broker
+        self.prefix = prefix
+        self.client_id = client_id or f"brudno-ask-{uuid.uuid4().hex[:12]}"
+        self.reply_topic = f"{prefix}/replies/{self.client_id}"
+        self.workers: dict[str, str] = {}
+        """Last known presence of each worker seen on the status topics (a
+        :class:`~protocol.transports.mqtt.worker.Presence` value, or whatever else a worker
+        published)."""
+        self._sync_token = b"presence-sync:" + uuid.uuid4().bytes
+        self._presence_known = asyncio.Event()
+        self._backoff = Backoff(reconnect_initial_s, reconnect_max_s)
+        self._pending: dict[bytes, _Pending] = {}
+        self._conn: BrokerConnection | None = None
+        self._connected = asyncio.Event()
+        self._first: asyncio.Future[None] | None = None
+        self._closing = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Self:
+        """Connect; raises :class:`aiomqtt.MqttError` if the first connection fails."""
+        first: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._first = first
+        task = self._task = asyncio.create_task(self._run(), name="mqtt-ask-connection")
+        try:
+            either: set[asyncio.Future[Any]] = {first, task}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            if not first.done():
+                task.result()  # the connection task ended without connecting: its error
+                raise aiomqtt.MqttError("the connection task ended before connecting")
+            first.result()
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Disconnect; questions still waiting fail with :class:`AskError`."""
+        self._closing.set()
+        for pending in self._pending.values():
+            if not pending.answer.done():
+                pending.answer.set_exception(AskError("the client was closed"))
+        task, self._task = self._task, None
+        if task is not None:
+            with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError,
+                                     FatalBrokerError, OSError):
+                await task
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    def _online(self) -> list[str]:
+        return sorted(w for w, status in self.workers.items() if status == Presence.ONLINE)
+
+    async def online_workers(self, timeout: float | None = None) -> list[str]:
+        """The ids of the workers whose presence is ``online``, once the retained presence
+        has arrived (see the module notes).
+
+        Waits at most ``timeout`` seconds (default: the broker timeout) for the presence
+        marker; a broker that keeps the marker from us (an ACL that forbids publishing to
+        our own reply topic) costs that wait, after which the presence seen so far counts.
+        """
+        wait = self.broker.timeout_s if timeout is None else timeout
+        try:
+            await asyncio.wait_for(self._presence_known.wait(), wait)
+        except TimeoutError:
+            log.debug("presence marker not back after %s s; using the presence seen", wait)
+        return self._online()
+
+    async def wait_workers(self, count: int, timeout: float) -> list[str]:
+        """Wait until at least ``count`` workers are ``online``; returns their ids."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            online = self._online()
+            if len(online) >= count:
+                return online
+            if loop.time() >= deadline:
+                raise AskTimeoutError(f"{len(online)} of {count} workers online after {timeout} s")
+            await asyncio.sleep(0.05)
+
+    # -- asking ------------------------------------------------------------------------------
+    async def ask(self, game: str, job: str, *, timeout: float = DEFAULT_TIMEOUT_S,
+                  retry_after: float | None = DEFAULT_RETRY_AFTER_S,
+                  on_line: LineCallback | None = None,
+                  on_accepted: LineCallback | None = None,
+                  require_worker: bool = False) -> Answer:
+        """Publish one job and wait for its terminal reply.
+
+        ``on_line`` sees each reply line as it arrives; ``on_accepted`` gets the id of each
+        worker that takes the job (more than one when it had to be re-sent).  Raises
+        :class:`AskTimeoutError` when no terminal reply comes within ``timeout`` seconds
+        (re-sending as the module explains).  With ``require_worker``, raises
+        :class:`NoWorkerOnlineError` at once, publishing nothing, when no worker is online;
+        without it the job is published anyway (a worker may yet come for it).
+        """
+        if require_worker and not await self.online_workers():
+            raise NoWorkerOnlineError(self._no_worker_message())
+        loop = asyncio.get_running_loop()
+        pending = _Pending(game=game, payload=job.encode(), correlation=uuid.uuid4().bytes,
+                           deadline=loop.time() + timeout, on_line=on_line,
+                           on_accepted=on_accepted, answer=loop.create_future())
+        self._pending[pending.correlation] = pending
+        try:
+            await self._send(pending)
+            while not pending.answer.done():
+                now = loop.time()
+                if now >= pending.deadline:
+                    raise AskTimeoutError(f"no answer within {timeout} s "
+                                     f"(sent {pending.sends} time(s))")
+                wake_at = pending.deadline
+                if retry_after is not None and pending.owner is None:
+                    wake_at = min(wake_at, pending.last_heard + retry_after)
+                pending.wake.clear()
+                waiter = asyncio.ensure_future(pending.wake.wait())
+                either: set[asyncio.Future[Any]] = {waiter, pending.answer}
+                try:
+                    await asyncio.wait(either, timeout=max(0.0, wake_at - now),
+                                       return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    waiter.cancel()
+                if pending.answer.done():
+                    break
+                now = loop.time()
+                retry_due = (retry_after is not None and pending.owner is None
+                             and pending.last_heard + retry_after <= now < pending.deadline)
+                if pending.resend_now or retry_due:
+                    log.info("re-sending job %s (owner %s)", pending.correlation.hex()[:8],
+                             "lost" if pending.resend_now else "none")
+                    await self._send(pending)
+            return pending.answer.result()
+        finally:
+            del self._pending[pending.correlation]
+
+    def _no_worker_message(self) -> str:
+        offline = sum(status == Presence.OFFLINE for status in self.workers.values())
+        known = f"; {offline} known worker(s) offline" if offline else ""
+        return (f"no worker is online: none announces 'online' on "
+                f"{status_filter(self.prefix)}{known} (start one with 'brudno mqtt', or "
+                "check --broker and --prefix)")
+
+    async def _send(self, pending: _Pending) -> None:
+        loop = asyncio.get_running_loop()
+        pending.resend_now = False
+        pending.last_heard = loop.time()
+        conn = self._conn
+        if conn is None:
+            pending.resend_now = True  # sent when the connection is back
+            return
+        props = new_properties(PacketTypes.PUBLISH)
+        props.ResponseTopic = self.reply_topic
+        props.CorrelationData = pending.correlation
+        props.MessageExpiryInterval = max(1, math.ceil(pending.deadline - loop.time()))
+        pending.sends += 1
+        if not await conn.publish(jobs_topic(self.prefix, pending.game), pending.payload,
+                                  qos=1, properties=props):
+            pending.resend_now = True
+
+    # -- the connection ----------------------------------------------------------------------
+    async def _run(self) -> None:
+        while not self._closing.is_set():
+            try:
+                await self._connection()
+                self._backoff.reset()
+            except (aiomqtt.MqttError, FatalBrokerError, OSError) as exc:
+                if self._first is not None and not self._first.done():
+                    self._first.set_exception(exc)
+                    return
+                if isinstance(exc, FatalBrokerError) or connect_failure_is_fatal(exc):
+                    log.error("broker refused the client: %s", exc)
+                    return
+                log.warning("broker unavailable (%s); reconnecting", exc)
+            if self._closing.is_set():
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), self._backoff.next_delay())
+
+    async def _connection(self) -> None:
+        client = self.broker.client(self.client_id, clean_start=True)
+        async with client:
+            conn = BrokerConnection(client)
+            for topic in (self.reply_topic, status_filter(self.prefix)):
+                failure = reason_failed(await client.subscribe(topic, qos=1))
+                if failure is not None:
+                    raise FatalBrokerError(
+                        f"the broker refused the subscription {topic} (0x{failure:02X})"
+                    )
+            reader = asyncio.create_task(self._read(conn), name="mqtt-ask-reader")
+            self._conn = conn
+            self._connected.set()
+            await self._send_presence_marker(conn)
+            if self._first is not None and not self._first.done():
+                self._first.set_result(None)
+            try:
+                for pending in list(self._pending.values()):
+                    # While we were away the broker may have lost the job, and a reply sent
+                    # then had no subscriber: ask again.  The owner, if it still has the
+                    # job, answers from its cache; a new worker computes it once more.
+                    pending.resend_now = True
+                    pending.wake.set()
+                closing = asyncio.ensure_future(self._closing.wait())
+                try:
+                    await asyncio.wait({reader, closing}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    closing.cancel()
+            finally:
+                self._conn = None
+                self._connected.clear()
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reader
+            if not self._closing.is_set():
+                raise aiomqtt.MqttError(f"connection lost: {conn.error or 'closed'}")
+
+    async def _send_presence_marker(self, conn: BrokerConnection) -> None:
+        """Publish the marker whose return means the retained presence is in (module notes).
+
+        A marker the broker refuses is only logged: :meth:`online_workers` then waits its
+        timeout instead.
+        """
+        props = new_properties(PacketTypes.PUBLISH)
+        props.CorrelationData = self._sync_token
+        if not await conn.publish(self.reply_topic, b"", qos=1, properties=props):
+            log.debug("could not publish the presence marker")
+
+    async def _read(self, conn: BrokerConnection) -> None:
+        async for message in conn.messages():
+            try:
+                self._on_message(message)
+            except Exception:
+                log.exception("bad reply on %s", message.topic.value)
+
+    def _on_message(self, message: aiomqtt.Message) -> None:
+        topic = message.topic.value
+        payload = message.payload
+        text = payload.decode("utf-8", errors="replace") if isinstance(payload, bytes) else ""
+        worker = worker_from_status_topic(topic, self.prefix)
+        if worker is not None:
+            self._on_status(worker, text.strip())
+            return
+        if topic != self.reply_topic:
+            return
+        correlation = correlation_of(message.properties)
+        if correlation == self._sync_token:
+            self._presence_known.set()
+            return
+        pending = self._pending.get(correlation) if correlation is not None else None
+        if pending is None or pending.answer.done():
+            return  # a late copy of an answered job, or someone else's
+        props = user_properties(message.properties)
+        try:
+            status: ReplyStatus | None = ReplyStatus(props.get(PROP_STATUS, ""))
+        except ValueError:
+            status = None  # a newer worker's status: its lines still count as progress
+        sender = props.get(PROP_WORKER)
+        pending.last_heard = asyncio.get_running_loop().time()
+        if sender is not None:
+            pending.owner = sender
+        lines = [line for line in text.splitlines() if line]
+        for line in lines:
+            pending.lines.append(line)
+            if pending.on_line is not None:
+                pending.on_line(line)
+        if status is not None and status.terminal:
+            best = ponder = None
+            if status is ReplyStatus.DONE:
+                for line in reversed(lines):
+                    if line.startswith("bestmove"):
+                        best, ponder = parse_bestmove(line)
+                        break
+            pending.answer.set_result(Answer(
+                lines=tuple(pending.lines), bestmove=best, ponder=ponder, worker=sender,
+                error=status is ReplyStatus.ERROR, sends=pending.sends,
+            ))
+        elif status is ReplyStatus.ACCEPTED and sender is not None:
+            log.debug("job %s accepted by %s", pending.correlation.hex()[:8], sender)
+            if pending.on_accepted is not None:
+                pending.on_accepted(sender)
+
+    def _on_status(self, worker: str, status: str) -> None:
+        if status:
+            self.workers[worker] = status
+        else:
+            self.workers.pop(worker, None)  # a cleared retained status
+        if status in (Presence.OFFLINE, ""):
+            for pending in self._pending.values():
+                if pending.owner == worker and not pending.answer.done():
+                    pending.owner = None
+                    pending.resend_now = True
+                    pending.wake.set()
+
+
+# -- brudno mqtt-ask -------------------------------------------------------------------------
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_broker_arguments(parser)
+    parser.add_argument("--prefix", default=DEFAULT_PREFIX,
+                        help="topic prefix of the fleet (default %(default)s)")
+    parser.add_argument("--game", default="chess", choices=sorted(GAMES),
+                        help="game (UCI_Variant name; the job topic's last level)")
+    parser.add_argument("--fen", help="position to search (default: the start position)")
+    parser.add_argument("--moves", nargs="+", default=[], metavar="MOVE",
+                        help="moves played from the position, in UCI notation")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setoption for the job (repeatable), e.g. MultiPV=3")
+    limit = parser.add_argument_group("search limit (default: --movetime 1000)")
+    limit.add_argument("--movetime", type=int, metavar="MS", help="search this many ms")
+    limit.add_argument("--depth", type=int, help="search to this depth")
+    limit.add_argument("--nodes", type=int, help="search this many nodes")
+    limit.add_argument("--go", metavar="'go …'",
+                       help="a complete go command instead, e.g. 'go wtime 60000 btime 60000'")
+    parser.add_argument("--job", type=Path, metavar="FILE",
+                        help="send this file's UCI text as the job ('-': stdin) instead of "
+                        "building one from --fen/--moves/--option and the limit")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                        help="give up after this long (default %(default)s)")
+    parser.add_argument("--retry-after", type=float, default=DEFAULT_RETRY_AFTER_S,
+                        metavar="SECONDS", help="re-send a job no worker accepted within "
+                        "this long; 0 never (default %(default)s)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="print only the terminal reply, not the progress lines")
+
+
+def job_from_args(args: argparse.Namespace) -> str:
+    """The job text ``mqtt-ask`` sends; raises :class:`MqttConfigError` for bad arguments."""
+    if args.job is not None:
+        if str(args.job) == "-":
+            return sys.stdin.read()
+        try:
+            return Path(args.job).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise MqttConfigError(f"cannot read the job file: {exc}") from None
+    options = []
+    for item in args.option:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise MqttConfigError(f"--option wants NAME=VALUE, got {item!r}")
+        options.append((name.strip(), value.strip()))
+    if args.go is not None:
+        go = args.go
+    else:
+        parts = [f"{key} {value}" for key, value in
+                 (("movetime", args.movetime), ("depth", args.depth), ("nodes", args.nodes))
+                 if value is not None]
+        go = "go " + " ".join(parts) if parts else "go movetime 1000"
+    return build_job(fen=args.fen, moves=tuple(args.moves), options=tuple(options), go=go)
+
+
+async def ask_once(broker: BrokerSettings, args: argparse.Namespace, job: str) -> int:
+    quiet: bool = args.quiet
+
+    def show(line: str) -> None:
+        if not quiet:
+            print(line, flush=True)
+
+    async with AskClient(broker, prefix=args.prefix) as client:
+        answer = await client.ask(
+            args.game, job, timeout=args.timeout,
+            retry_after=args.retry_after if args.retry_after > 0 else None, on_line=show,
+            require_worker=True,
+        )
+    if quiet:
+        shown = answer.errors if answer.error else tuple(
+            line for line in answer.lines if line.startswith("bestmove")
+        )
+        for line in shown:
+            print(line, flush=True)
+    log.info("answered by %s after %d send(s)", answer.worker, answer.sends)
+    return 1 if answer.error else 0
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        broker = broker_from_args(args)
+        job = job_from_args(args)
+        broker.ssl_context()
+    except (MqttConfigError, OSError) as exc:
+        print(f"brudno mqtt-ask: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(ask_once(broker, args, job))
+    except (AskTimeoutError, NoWorkerOnlineError) as exc:
+        print(f"brudno mqtt-ask: {exc}", file=sys.stderr)
+        return 3
+    except (aiomqtt.MqttError, FatalBrokerError) as exc:
+        print(f"brudno mqtt-ask: cannot reach the broker at {broker.url}: {exc}",
+              file=sys.stderr)
+        return 3
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,1 @@
+"""UCI sessions over TCP: one per connection, searching in worker processes."""

@@ -1,0 +1,753 @@
+"""One UCI engine session: a transport-agnostic state machine.
+
+States (DESIGN.md): IDLE → SEARCHING (a ``go``, ``perft`` or ``bench`` job is running) →
+STOPPING (``stop`` was asked, waiting for the job to hand back its answer) → IDLE.
+Invariants this module keeps:
+
+* ``isready``, ``stop``, ``ponderhit`` and ``quit`` are answered at once in every state: they
+  are never queued behind a job, so the reader is never blocked by one;
+* a command that needs the job's result or an idle engine (``setoption``, ``ucinewgame``,
+  ``position``, ``go``, ``perft``, ``bench``, ``d``, ``eval``) is queued behind the running job
+  and run in arrival order once it ends (a bounded queue: past
+  :data:`MAX_QUEUED_COMMANDS` a command is refused with an error); when the engine is idle it
+  runs at once, so a transport that feeds lines one by one sees its effects before the next;
+* ``stop`` ends the running job and every ``go`` queued before it (each still answers: a
+  queued ``go`` then answers at once); a ``go`` that arrives while a job runs ends that job
+  first, as a new search always did;
+* every ``go`` gets exactly one ``bestmove``, and it is never dropped by a sink;
+* during ``go infinite`` / ``go ponder`` no ``bestmove`` before ``stop`` / ``ponderhit``,
+  even if the search ran out of tree first;
+* bad input produces ``info string error: …`` and changes nothing (position, options, TT);
+  an internal error is logged in full here and reaches the client as one short line.
+
+The session never searches itself: searches, perft and bench run in a :class:`SearchRunner`
+off the event loop.  The session owns the position (as start FEN + moves, so a change of
+``UCI_Chess960`` or ``UCI_Variant`` can rebuild it), the options, and the output sink.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import enum
+import itertools
+import logging
+from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import dataclass, replace
+from importlib import metadata
+from typing import Any, Protocol
+
+from engine.control import SearchControl
+from engine.emergency import emergency_move
+from engine.eval import LinearEvaluator, format_explanation
+from engine.game import Game, GameError, IllegalMoveError
+from engine.info import SearchInfo, SearchResult
+from engine.limits import Limits
+from engine.perft import divide_until_stopped
+from games.registry import GAMES, get_variant
+from games.variant import Variant
+from protocol.text import printable
+from protocol.uci import commands as cmd
+from protocol.uci.bench import run_bench
+from protocol.uci.formatting import (
+    bestmove_line,
+    error_line,
+    id_lines,
+    info_line,
+    info_string,
+    option_line,
+)
+from protocol.uci.options import (
+    ANY_PATH,
+    Button,
+    EvalFileAccess,
+    OptionError,
+    Options,
+    default_specs,
+    is_default_eval_file,
+    load_weights,
+)
+from protocol.uci.runner import SearchRunner, ThreadRunner
+
+log = logging.getLogger(__name__)
+
+ENGINE_NAME = "Brudno"
+ENGINE_AUTHOR = "the Brudno developers"
+MAX_LINE_LENGTH = 1 << 16
+"""Longer lines are refused: no legitimate UCI command comes near it (a game of 1,000 moves
+is about 5,000 characters)."""
+
+MAX_QUEUED_COMMANDS = 256
+"""Commands that may wait behind a running job.  A GUI never queues more than a handful
+(``position`` and ``go`` per move); the bound keeps a client that floods a long search with
+commands from growing the server's memory.  Past it a command is refused with an error."""
+
+MALFORMED_GO_MOVETIME_MS = 1000
+"""What a ``go`` with a bad part searches when its valid parts set no limit: a typo such as
+``go movetime -5`` must not pin a CPU until ``stop``.  ``infinite`` and ``ponder`` are kept."""
+
+
+def engine_version() -> str:
+    try:
+        return metadata.version("brudno")
+    except metadata.PackageNotFoundError:
+        return "dev"
+
+
+class State(enum.StrEnum):
+    IDLE = "idle"
+    SEARCHING = "searching"
+    STOPPING = "stopping"
+
+
+_AT_ONCE = (
+    cmd.Empty, cmd.Uci, cmd.IsReady, cmd.Debug, cmd.Register, cmd.Stop, cmd.PonderHit,
+    cmd.Quit, cmd.Invalid, cmd.Unknown,
+)
+"""Commands answered as they arrive, whatever runs: they neither wait for a job nor change
+what a job or a queued command depends on."""
+
+_JOBS = (cmd.Go, cmd.Perft, cmd.Bench)
+"""Commands that start a job (the session is busy until it ends)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Queued:
+    """A command waiting behind the running job, with its arrival number (for ``stop``)."""
+
+    seq: int
+    command: cmd.Command
+    line: str
+
+
+class LineSink(Protocol):
+    """Where the session's output lines go.  Must not block the event loop for long.
+
+    ``droppable`` lines (search ``info``) may be discarded by a transport under backpressure;
+    every other line (``bestmove``, ``readyok``, errors) must be delivered.
+    """
+
+    def send(self, line: str, *, droppable: bool = False) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _EvalFile:
+    """A table loaded through ``EvalFile``, for the game whose features it was checked
+    against, and the file's name as the client gave it (for ``eval``)."""
+
+    game: str
+    path: str
+    evaluator: LinearEvaluator
+
+
+class EngineSession:
+    """One client's engine: its position, options, search and output.
+
+    The transport decides what this client may touch on the machine it runs on:
+
+    * ``runner_factory`` builds the runner (threads on stdio, a worker process on servers);
+    * ``hash_budget`` lets a server share memory among sessions (see the attribute below);
+    * ``eval_files`` says which files ``setoption name EvalFile`` may read
+      (:class:`~protocol.uci.options.EvalFileAccess`): any path by default, as on stdio, where
+      the user owns the process; a server passes
+      :data:`~protocol.uci.options.NO_EVAL_FILES` or ``EvalFileAccess.within(directory)``,
+      because there the value would name a file on the server's machine.  A refused value
+      gets one ``info string error: …`` and the option keeps its old value.
+    """
+
+    def __init__(
+        self,
+        sink: LineSink,
+        *,
+        runner_factory: Callable[[int], SearchRunner] = ThreadRunner,
+        hash_budget: Callable[[int], str | None] | None = None,
+        eval_files: EvalFileAccess = ANY_PATH,
+    ) -> None:
+        self._sink = sink
+        self._eval_files = eval_files
+        self._hash_budget = hash_budget
+        """Asked before ``Hash`` grows or shrinks (a server sharing memory among sessions):
+        called with the requested MiB, it returns ``None`` to allow (and account) the new
+        size, or the reason to refuse, which the client gets as an error; nothing changes."""
+        self._options = Options(default_specs(list(GAMES)))
+        self._runner = runner_factory(self._options.get_int("Hash"))
+        self._variant: Variant = get_variant(self._options.get_str("UCI_Variant"))
+        self._weights: _EvalFile | None = None
+        """``EvalFile``'s table; ``None`` while the shipped weights are in use."""
+        self._start_fen: str | None = None
+        self._moves: tuple[str, ...] = ()
+        self._game: Game[Any] = self._variant.new()
+        self._debug = False
+        self.state = State.IDLE
+        self._control: SearchControl | None = None
+        self._job: asyncio.Task[None] | None = None
+        """The running job (search, perft, bench); ``None`` once it has ended."""
+        self._release: asyncio.Event | None = None
+        """Set when a held bestmove (infinite / ponder) may be sent."""
+        self._queue: collections.deque[_Queued] = collections.deque()
+        self._pump: asyncio.Task[None] | None = None
+        """Runs the queued commands once the job ends; alive while any are left."""
+        self._arrivals = itertools.count(1)
+        self._last_seq = 0
+        self._stopped_through = 0
+        """``stop`` ends the running job and every ``go`` that arrived up to this number, also
+        one still queued (queued perft and bench run: they were asked for after the job)."""
+        self._input_ended = False
+        """No more input will come: a job that would wait for ``stop`` is not held."""
+        self._starting: asyncio.Task[None] | None = None
+        self._closed = False
+
+    # -- public interface ------------------------------------------------------------------
+    @property
+    def position(self) -> Game[Any]:
+        """The current position (read-only by convention; the search works on a copy)."""
+        return self._game
+
+    @property
+    def options(self) -> Options:
+        return self._options
+
+    @property
+    def idle(self) -> bool:
+        """No job runs and no command waits: the next command runs at once."""
+        return not self._busy
+
+    async def handle(self, line: str) -> bool:
+        """Process one input line.  Returns False once the session should end (``quit``).
+
+        Never waits for a running job: a command that must is queued behind it (see the
+        module docstring), so ``isready`` and ``stop`` that follow are answered at once.
+        """
+        if self._closed:
+            return False
+        if self._starting is None:
+            # Get the runner ready while the GUI is still sending uci/isready.
+            self._starting = asyncio.create_task(self._start_runner())
+        if len(line) > MAX_LINE_LENGTH:
+            self._error("line too long", f"{len(line)} characters, limit {MAX_LINE_LENGTH}")
+            return True
+        command = cmd.parse_command(line)
+        if self._debug and not isinstance(command, cmd.Empty):
+            self._say(f"debug: received {line.strip()!r} in state {self.state.value}")
+        try:
+            if isinstance(command, _AT_ONCE):
+                return await self._answer(command)
+            if isinstance(command, cmd.Go):
+                for problem in command.errors:
+                    self._send(info_string(f"error: {problem}"))
+            if not self._busy:
+                await self._execute(_Queued(self._arrive(), command, line))
+                return True
+            self._enqueue(command, line)
+        except Exception as exc:  # a bug must never take the session down with it
+            self._internal_error("handling a command", exc, line)
+        return True
+
+    async def finish_input(self) -> None:
+        """Input ended (EOF): let queued commands and finite jobs finish, then close.
+
+        An infinite or pondering search would never end on its own, so it is stopped, and
+        one still queued is stopped as it starts.
+        """
+        self._input_ended = True
+        if self._release is not None and not self._release.is_set():
+            self._stop_search()
+        await self.close()
+
+    async def close(self) -> None:
+        """Wait for the queue and any running job (their answers are sent), then release
+        the runner.  To end them early, send ``stop`` first."""
+        if self._closed:
+            return
+        await self._settle()
+        self._closed = True
+        if self._starting is not None and not self._starting.done():
+            self._starting.cancel()
+        await self._runner.close()
+
+    # -- dispatch --------------------------------------------------------------------------
+    @property
+    def _busy(self) -> bool:
+        return self._job is not None or self._pump is not None or bool(self._queue)
+
+    def _arrive(self) -> int:
+        self._last_seq = next(self._arrivals)
+        return self._last_seq
+
+    async def _start_runner(self) -> None:
+        try:
+            await self._runner.start()
+        except Exception:
+            # The first job will try again and report what fails then.
+            log.warning("could not start the search runner ahead of the first job",
+                        exc_info=True)
+
+    async def _answer(self, command: cmd.Command) -> bool:
+        """The commands answered at once, in every state."""
+        match command:
+            case cmd.Empty():
+                pass
+            case cmd.Uci():
+                self._uci()
+            case cmd.IsReady():
+                self._send("readyok")
+            case cmd.Debug(on=on):
+                self._debug = on
+            case cmd.Register():
+                self._say("registration is not required")
+            case cmd.Stop():
+                self._stopped_through = self._last_seq
+                self._stop_search()
+            case cmd.PonderHit():
+                self._ponderhit()
+            case cmd.Quit():
+                await self._quit()
+                return False
+            case cmd.Invalid(line=line, reason=reason):
+                self._error(reason, line)
+            case cmd.Unknown(line=line):
+                self._error("unknown command", line.strip())
+        return True
+
+    def _enqueue(self, command: cmd.Command, line: str) -> None:
+        """Queue ``command`` behind the running job (and those already waiting)."""
+        if len(self._queue) >= MAX_QUEUED_COMMANDS:
+            self._error(
+                f"{MAX_QUEUED_COMMANDS} commands already wait for the search; "
+                "send stop, or wait for bestmove",
+                line.strip(),
+            )
+            return
+        seq = self._arrive()
+        if isinstance(command, cmd.Go):
+            # A new search ends the one running and any queued before it.
+            self._stopped_through = seq - 1
+            self._stop_search()
+        self._queue.append(_Queued(seq, command, line))
+        if self._pump is None:
+            self._pump = asyncio.create_task(self._run_queue())
+
+    async def _run_queue(self) -> None:
+        """Run queued commands in order, each after the job before it has ended."""
+        try:
+            while True:
+                await self._wait_job()
+                if not self._queue:
+                    return
+                item = self._queue.popleft()
+                try:
+                    await self._execute(item)
+                except Exception as exc:
+                    self._internal_error("handling a command", exc, item.line)
+        finally:
+            self._pump = None
+
+    async def _settle(self) -> None:
+        """Wait until the queue is empty and no job runs."""
+        while self._busy:
+            if self._pump is not None:
+                await self._pump
+            else:
+                await self._wait_job()
+
+    async def _quit(self) -> None:
+        """``quit``: drop what waits, stop the job (its answer is still sent), close."""
+        if self._queue:
+            log.info("quit: %d queued command(s) dropped", len(self._queue))
+            self._queue.clear()
+        self._stopped_through = self._last_seq
+        self._stop_search()
+        await self.close()
+
+    async def _execute(self, item: _Queued) -> None:
+        """Run one command that needs an idle engine (never called while a job runs)."""
+        match item.command:
+            case cmd.SetOption(name=name, value=value):
+                await self._set_option(name, value)
+            case cmd.UciNewGame():
+                await self._runner.clear()
+            case cmd.Position(fen=fen, moves=moves):
+                self._set_position(fen, moves)
+            case cmd.Go(limits=limits, errors=errors):
+                self._go(limits, bounded=not errors, seq=item.seq)
+            case cmd.Display():
+                for text in self._game.display().splitlines():
+                    self._send(text)
+            case cmd.Eval():
+                self._eval()
+            case cmd.Perft(depth=depth):
+                self._perft(depth)
+            case cmd.Bench(depth=depth):
+                self._bench(depth)
+            case other:
+                raise AssertionError(f"not a queued command: {other!r}")
+
+    # -- commands --------------------------------------------------------------------------
+    def _uci(self) -> None:
+        for text in id_lines(f"{ENGINE_NAME} {engine_version()}", ENGINE_AUTHOR):
+            self._send(text)
+        for spec in self._options.specs:
+            self._send(option_line(spec))
+        self._send("uciok")
+
+    async def _set_option(self, name: str, value: str | None) -> None:
+        shown = f"setoption name {name}" + ("" if value is None else f" value {value}")
+        try:
+            before = None if isinstance(self._options.spec(name), Button) else self._options[name]
+            spec = self._options.set(name, value)
+        except OptionError as exc:
+            self._error(str(exc), shown)
+            return
+        if isinstance(spec, Button):
+            if spec.name == "Clear Hash":
+                await self._runner.clear()
+            return
+        if spec.name == "EvalFile" and isinstance(before, str):
+            await self._set_eval_file(before, shown)  # reread even if the name is the same
+            return
+        after = self._options[spec.name]
+        if after == before:
+            return
+        if spec.name == "Hash":
+            if self._hash_budget is not None:
+                refusal = self._hash_budget(self._options.get_int("Hash"))
+                if refusal is not None:
+                    self._options.set(spec.name, str(before))
+                    self._error(refusal, shown)
+                    return
+            await self._runner.resize_hash(self._options.get_int("Hash"))
+        elif spec.name in ("UCI_Variant", "UCI_Chess960"):
+            self._on_game_options_changed(spec.name)
+
+    def _on_game_options_changed(self, name: str) -> None:
+        """A new variant starts from its start position; a Chess960 toggle (or new
+        ``EvalFile`` weights) rebuilds the current position under the new convention (or
+        starts over if it cannot)."""
+        if name == "UCI_Variant":
+            self._variant = get_variant(self._options.get_str("UCI_Variant"))
+            self._start_fen, self._moves = None, ()
+            self._game = self._new_game()
+            return
+        try:
+            self._game = self._build(self._start_fen, self._moves)
+        except GameError as exc:
+            self._say(f"position reset to the start position: {exc}")
+            self._start_fen, self._moves = None, ()
+            self._game = self._new_game()
+
+    async def _set_eval_file(self, before: str, shown: str) -> None:
+        """Load the table ``EvalFile`` now names, or go back to the shipped one.
+
+        The file is read and checked here, not at the next ``go``: a bad file is reported
+        against the ``setoption`` that named it and the old value and weights stay.  Good
+        weights rebuild the position (``eval`` and the next search use them) and empty the
+        hash table, whose scores were computed with the old weights.  The table belongs to
+        the game it was checked against: under another variant it is inert, and a variant
+        without a weights table refuses a file outright.  Which files may be read at all is
+        the transport's ``eval_files`` policy; going back to the shipped weights always is.
+        """
+        value = self._options.get_str("EvalFile")
+        loaded: _EvalFile | None = None
+        if is_default_eval_file(value):
+            self._options.set("EvalFile", "")  # one spelling for "shipped", the default
+        else:
+            variant = self._variant
+            try:
+                path, shown_as = self._eval_files.locate(value)
+                if variant.weights is None:
+                    raise OptionError(
+                        f"EvalFile: {variant.name} has no weights table to replace "
+                        f"(only {', '.join(n for n, v in GAMES.items() if v.weights)} has)",
+                        option="EvalFile",
+                        value=value,
+                    )
+                table = load_weights(
+                    path, variant.weights.shipped().weights, game=variant.name, shown_as=shown_as
+                )
+            except OptionError as exc:
+                self._options.set("EvalFile", before)
+                self._error(str(exc), shown)
+                return
+            given = value.strip()
+            loaded = _EvalFile(variant.name, given, table.evaluator)
+            self._say(table.summary(given))
+        old, self._weights = self._weights, loaded
+        if old is None and loaded is None:
+            return  # the shipped weights again
+        if (
+            old is not None
+            and loaded is not None
+            and (old.game, old.evaluator.weights) == (loaded.game, loaded.evaluator.weights)
+        ):
+            # The same table again: keep the evaluator the positions (and their precomputed
+            # tables and caches) already share, and the hash table.
+            self._weights = replace(loaded, evaluator=old.evaluator)
+            return
+        self._on_game_options_changed("EvalFile")
+        await self._runner.clear()
+
+    @property
+    def _evaluator(self) -> LinearEvaluator | None:
+        """The weights positions of the current variant are built with (``None``: shipped)."""
+        loaded = self._weights
+        if loaded is None or loaded.game != self._variant.name:
+            return None
+        return loaded.evaluator
+
+    @property
+    def _chess960(self) -> bool:
+        return self._options.get_bool("UCI_Chess960")
+
+    def _new_game(self, fen: str | None = None) -> Game[Any]:
+        return self._variant.new(fen, chess960=self._chess960, evaluator=self._evaluator)
+
+    def _build(self, fen: str | None, moves: Iterable[str]) -> Game[Any]:
+        game = self._new_game(fen)
+        _play(game, moves)
+        return game
+
+    def _set_position(self, fen: str | None, moves: tuple[str, ...]) -> None:
+        try:
+            if self._extend(fen, moves):
+                return
+            game = self._build(fen, moves)
+        except GameError as exc:
+            shown = "position " + (f"fen {fen}" if fen is not None else "startpos")
+            if moves:
+                shown += " moves " + " ".join(moves)
+            self._error(str(exc), shown)
+            return
+        self._start_fen, self._moves, self._game = fen, moves, game
+
+    def _extend(self, fen: str | None, moves: tuple[str, ...]) -> bool:
+        """Play only the new moves when ``position`` repeats the current line and adds some.
+
+        A GUI sends the whole game before every ``go``; replaying 150 moves costs a few
+        milliseconds, which a bullet game cannot spare.  Searches and perft work on copies, so
+        the session's game may be advanced in place; a bad move takes the pushed ones back
+        (the position stays as it was) and raises.
+        """
+        known = self._moves
+        if fen != self._start_fen or len(moves) < len(known) or moves[: len(known)] != known:
+            return False
+        _play(self._game, moves[len(known) :])
+        self._moves = moves
+        return True
+
+    def _eval(self) -> None:
+        game = self._game
+        if self._variant.weights is not None:
+            loaded = self._weights
+            in_use = loaded is not None and loaded.game == self._variant.name
+            self._send(f"Weights: {loaded.path if loaded is not None and in_use else 'shipped'}")
+        features = game.features()
+        total = game.evaluate()
+        for text in format_explanation(game.evaluator.explain(features), total):
+            self._send(text)
+        self._send(f"Evaluation: {total} (side to move's point of view)")
+
+    # -- searching -------------------------------------------------------------------------
+    def _go(self, limits: Limits, *, bounded: bool, seq: int) -> None:
+        """Start a search.  ``bounded`` is False when the ``go`` had a bad part: then a
+        search that its valid parts leave without any limit gets a short one instead."""
+        limits = self._checked_searchmoves(limits)
+        if not bounded and not _has_limit(limits, self._game.side):
+            limits = replace(limits, movetime=MALFORMED_GO_MOVETIME_MS)
+            self._say(f"searching with movetime {MALFORMED_GO_MOVETIME_MS}: the go had errors "
+                      "and no valid limit")
+        control = SearchControl(pondering=limits.ponder)
+        release = asyncio.Event()
+        if not limits.waits_for_stop:
+            release.set()
+        game = self._game.copy()
+        if self._debug:
+            self._say(f"debug: search {limits} on {game.fen()}")
+        self._start_job(self._search_job(game, limits, control, release), control, release)
+        if seq <= self._stopped_through:
+            self._stop_search()  # a stop (or a newer go) arrived while this go was queued
+
+    def _start_job(
+        self,
+        job: Coroutine[Any, Any, None],
+        control: SearchControl | None = None,
+        release: asyncio.Event | None = None,
+    ) -> None:
+        """Run a long job (search, perft, bench) as a task, so that the session keeps
+        reading input: ``isready`` is answered and ``stop`` is heard while it runs.
+
+        A job that would wait for a ``stop`` after input has ended starts stopped: it still
+        answers, at once."""
+        if release is None:
+            release = asyncio.Event()
+            release.set()
+        self._control, self._release = control or SearchControl(), release
+        self.state = State.SEARCHING
+        self._job = asyncio.create_task(self._finishing(job))
+        if self._input_ended and not release.is_set():
+            self._stop_search()
+
+    async def _finishing(self, job: Coroutine[Any, Any, None]) -> None:
+        try:
+            await job
+        finally:
+            self.state = State.IDLE
+            self._control = self._release = None
+            self._job = None
+
+    def _checked_searchmoves(self, limits: Limits) -> Limits:
+        """Drop searchmoves that are not legal here (reporting them; ``0000`` silently)."""
+        if limits.searchmoves is None:
+            return limits
+        legal: list[str] = []
+        for text in limits.searchmoves:
+            if text == "0000":
+                continue
+            try:
+                self._game.parse_move(text)
+            except IllegalMoveError:
+                self._error("illegal searchmove ignored", text)
+            else:
+                legal.append(text)
+        return replace(limits, searchmoves=tuple(legal) or None)
+
+    async def _search_job(
+        self,
+        game: Game[Any],
+        limits: Limits,
+        control: SearchControl,
+        release: asyncio.Event,
+    ) -> None:
+        result: SearchResult | None = None
+        try:
+            result = await self._runner.search(
+                game,
+                limits,
+                control,
+                self._on_info,
+                multipv=self._options.get_int("MultiPV"),
+                move_overhead_ms=self._options.get_int("Move Overhead"),
+                algorithm=self._options.get_str("Algorithm"),
+            )
+        except Exception as exc:
+            self._internal_error("search", exc, game.fen())
+        finally:
+            # Hold the move while infinite/pondering until stop or ponderhit releases it.
+            await release.wait()
+            self._send_bestmove(result, game)
+
+    def _send_bestmove(self, result: SearchResult | None, game: Game[Any]) -> None:
+        if result is None:
+            # The search failed: still honour "every go gets one bestmove", with a legal move
+            # if the game can still name one, else the null move.
+            best = None
+            try:
+                move = emergency_move(game)
+                best = None if move is None else game.format_move(move)
+            except Exception:
+                log.exception("no emergency move after a failed search")
+            self._send(bestmove_line(best))
+            return
+        self._send(bestmove_line(result.best, result.ponder))
+
+    def _on_info(self, info: SearchInfo) -> None:
+        self._sink.send(
+            info_line(info, show_wdl=self._options.get_bool("UCI_ShowWDL")), droppable=True
+        )
+
+    def _stop_search(self) -> None:
+        if self._control is None or self._release is None:
+            return  # stop while idle: nothing to do (UCI allows it)
+        self.state = State.STOPPING
+        self._control.stop()
+        self._release.set()
+
+    def _ponderhit(self) -> None:
+        if self._control is None or self._release is None:
+            return
+        self._control.ponderhit()
+        self._release.set()
+
+    async def _wait_job(self) -> None:
+        job = self._job
+        if job is not None:
+            await asyncio.shield(job)  # a cancelled waiter must not cancel the job
+
+    # -- perft and bench -------------------------------------------------------------------
+    def _perft(self, depth: int) -> None:
+        control = SearchControl()
+        self._start_job(self._perft_job(self._game.copy(), depth, control), control)
+
+    async def _perft_job(self, game: Game[Any], depth: int, control: SearchControl) -> None:
+        try:
+            done = await self._runner.call(divide_until_stopped, game, depth, control=control)
+        except Exception as exc:
+            self._internal_error("perft", exc, f"perft {depth}")
+            return
+        if not done.complete:
+            self._say(f"perft stopped: {len(done.counts)} of {done.root_moves} root moves "
+                      "counted")
+        for move, count in done.counts:
+            self._send(f"{move}: {count}")
+        self._send("")
+        self._send(f"Nodes searched: {done.nodes}")
+
+    def _bench(self, depth: int | None) -> None:
+        control = SearchControl()
+        self._start_job(self._bench_job(self._variant.name, depth, control), control)
+
+    async def _bench_job(self, variant: str, depth: int | None, control: SearchControl) -> None:
+        try:
+            result = await self._runner.call(run_bench, variant, depth, control=control)
+        except Exception as exc:
+            self._internal_error("bench", exc, "bench")
+            return
+        for text in result.lines():
+            self._send(text)
+
+    # -- output ----------------------------------------------------------------------------
+    def _send(self, line: str) -> None:
+        self._sink.send(line)
+
+    def _say(self, text: str) -> None:
+        self._sink.send(info_string(text))
+
+    def _internal_error(self, during: str, exc: BaseException, offending: str) -> None:
+        """A bug or a failed worker: the whole story goes to the server's log; the client
+        gets one short line (the exception's type, no message that could hold paths)."""
+        log.error("internal error in %s (%s)", during, offending.strip()[:200], exc_info=exc)
+        self._error(f"internal error in {during} ({type(exc).__name__})", offending.strip())
+
+    def _error(self, what: str, offending: str) -> None:
+        # Echo the client's text back safely: control bytes would corrupt the line framing.
+        shown = printable(offending)
+        log.info("client error: %s (%s)", what, shown)
+        self._sink.send(error_line(what, shown))
+
+
+def _has_limit(limits: Limits, side: int) -> bool:
+    """True when the search will end by itself or waits for ``stop`` by request."""
+    return (
+        limits.movetime is not None
+        or limits.clock(side)[0] is not None
+        or limits.depth is not None
+        or limits.nodes is not None
+        or limits.mate is not None
+        or limits.waits_for_stop
+    )
+
+
+def _play(game: Game[Any], moves: Iterable[str]) -> None:
+    """Push ``moves`` onto ``game``; on a bad one, take back those pushed and raise."""
+    pushed = 0
+    try:
+        for text in moves:
+            try:
+                move = game.parse_move(text)
+            except IllegalMoveError as exc:
+                raise IllegalMoveError(f"illegal move {text} in position {game.fen()}") from exc
+            game.push(move)
+            pushed += 1
+    except GameError:
+        for _ in range(pushed):
+            game.pop()
+        raise

@@ -1,0 +1,282 @@
+"""``brudno tune``: the quiet filter and label conversion, ``tune fit`` on a tiny data file
+written here (its weights load and play through the chess adapter), and ``tune data`` end to end
+against the installed Stockfish (a missing Stockfish fails the test, as the issue requires)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import chess
+import chess.engine
+import pytest
+
+from brudno.commands.tune import (
+    DATA_DIR_ENV,
+    TuneDataError,
+    find_data_dir,
+    is_quiet,
+    label_to_target,
+    read_data,
+)
+from engine.eval import LinearEvaluator
+from engine.limits import Limits
+from engine.search import Searcher
+from games.chess_game import DEFAULT_WEIGHTS_PATH, ChessGame
+from tests.support.paths import DATA
+
+OPENINGS = DATA / "chess" / "openings"
+
+# Quiet positions with labels that disagree with the shipped weights in a learnable way.
+TINY = """\
+# hand-made: FEN ; target
+rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1 ; 0.46
+rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2 ; 0.45
+r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3 ; 0.55
+4k3/8/8/8/8/8/4P3/4K3 w - - 0 1 ; 0.80
+4k3/8/8/8/8/8/4P3/4K3 b - - 0 1 ; 0.25
+4k3/8/8/3q4/8/8/8/4K3 w - - 0 1 ; 0.02
+r3k3/8/8/8/8/8/8/4K3 b - - 0 1 ; 0.97
+4k3/8/8/8/8/8/8/1NN1K3 w - - 0 1 ; 0.52
+"""
+
+
+def test_quiet_filter() -> None:
+    """Not quiet: in check; a pawn can take an undefended knight; a pawn can take a defended
+    queen (victim worth more); a pawn can promote.  Quiet: the start, a defended-pawn trade."""
+    assert is_quiet(chess.Board())
+    assert not is_quiet(chess.Board("4k3/8/8/8/8/8/4r3/4K3 w - - 0 1"))  # check
+    assert not is_quiet(chess.Board("4k3/8/8/3n4/4P3/8/8/4K3 w - - 0 1"))  # hanging knight
+    assert not is_quiet(chess.Board("4k3/2p5/3q4/4P3/8/8/8/4K3 w - - 0 1"))  # pawn takes queen
+    assert not is_quiet(chess.Board("4k3/1P6/8/8/8/8/8/4K3 w - - 0 1"))  # promotion
+    assert is_quiet(chess.Board("4k3/8/2p5/3p4/4P3/8/8/4K3 w - - 0 1"))  # pawn for pawn
+
+
+def test_labels_are_side_to_move_win_probabilities() -> None:
+    pov = chess.engine.PovScore
+    assert label_to_target(pov(chess.engine.Cp(0), chess.WHITE)) == 0.5
+    assert label_to_target(pov(chess.engine.Cp(400), chess.WHITE)) == pytest.approx(10 / 11)
+    assert label_to_target(pov(chess.engine.Cp(-400), chess.BLACK)) == pytest.approx(1 / 11)
+    assert label_to_target(pov(chess.engine.Mate(3), chess.WHITE)) == 1.0
+    assert label_to_target(pov(chess.engine.Mate(-2), chess.BLACK)) == 0.0
+
+
+def test_read_data_skips_positions_that_are_not_quiet(tmp_path: Path) -> None:
+    data = tmp_path / "data.epd"
+    data.write_text(TINY + "4k3/8/8/8/8/8/4r3/4K3 w - - 0 1 ; 0.1\n", encoding="utf-8")
+    samples, skipped = read_data(data)
+    assert (len(samples), skipped) == (8, 1)
+    features, target = samples[3]
+    assert target == 0.8
+    assert features["material.eg.P"] > 0  # white to move with the extra pawn
+
+
+def test_fit_writes_weights_that_load_and_play(brudno: list[str], tmp_path: Path) -> None:
+    data = tmp_path / "tiny.epd"
+    data.write_text(TINY, encoding="utf-8")
+    out = tmp_path / "weights.json"
+    done = subprocess.run(
+        [*brudno, "tune", "fit", str(data), "--out", str(out), "--iterations", "40"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    errors = {
+        key: float(line.rsplit(" ", 1)[1])
+        for line in done.stdout.splitlines()
+        for key in ("before", "after")
+        if line.startswith(f"error {key}")
+    }
+    assert errors["after"] < errors["before"]
+    assert "samples 8 (skipped 0 not quiet)" in done.stdout
+
+    shipped = json.loads(DEFAULT_WEIGHTS_PATH.read_text(encoding="utf-8"))
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert list(written)[: len(shipped)] == list(shipped)  # same table, same order
+    assert all(type(value) is int for value in written.values())
+    assert written != shipped
+
+    evaluator = LinearEvaluator.from_json(out)
+    game = ChessGame(chess.Board("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"), evaluator=evaluator)
+    assert game.evaluate() == evaluator.evaluate(game.features())  # fast path is exact
+    result = Searcher().search(game, Limits(depth=2))
+    assert result.best is not None
+    assert game.board.is_legal(chess.Move.from_uci(result.best))
+
+
+def test_fit_rejects_a_bad_line(brudno: list[str], tmp_path: Path) -> None:
+    data = tmp_path / "bad.epd"
+    data.write_text("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 ; 1.7\n", "utf-8")
+    done = subprocess.run(
+        [*brudno, "tune", "fit", str(data), "--out", str(tmp_path / "w.json")],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "bad.epd:1" in done.stderr and "outside [0, 1]" in done.stderr
+    assert not (tmp_path / "w.json").exists()
+
+
+def test_data_end_to_end_with_stockfish(brudno: list[str], tmp_path: Path) -> None:
+    """Six positions at depth 1 from the shared EPD openings, twice: same file both times."""
+    files = []
+    for name in ("first.epd", "second.epd"):
+        out = tmp_path / name
+        done = subprocess.run(
+            [
+                *brudno,
+                "tune",
+                "data",
+                "--out",
+                str(out),
+                "--positions",
+                "6",
+                "--depth",
+                "1",
+                "--games",
+                str(OPENINGS / "noob_3moves_every30th.epd"),
+            ],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "positions 6" in done.stdout
+        files.append(out.read_text(encoding="utf-8"))
+    # Identical except the --out path recorded in the header.
+    assert files[0].replace("first.epd", "second.epd") == files[1]
+    header = [line for line in files[0].splitlines() if line.startswith("#")]
+    assert any("Stockfish" in line and "depth 1" in line for line in header)
+    assert any("brudno tune data" in line and "--positions 6" in line for line in header)
+    samples, skipped = read_data(tmp_path / "first.epd")
+    assert (len(samples), skipped) == (6, 0)
+    assert all(0.0 <= target <= 1.0 for _, target in samples)
+
+
+def test_fit_reports_a_holdout_and_accepts_regularization(
+    brudno: list[str], tmp_path: Path
+) -> None:
+    data = tmp_path / "tiny.epd"
+    data.write_text(TINY, encoding="utf-8")
+    done = subprocess.run(
+        [
+            *brudno,
+            "tune",
+            "fit",
+            str(data),
+            "--out",
+            str(tmp_path / "w.json"),
+            "--iterations",
+            "20",
+            "--holdout",
+            "4",
+            "--l2",
+            "1e-8",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "samples 6 (skipped 0 not quiet)" in done.stdout  # 8 minus every 4th
+    assert "holdout 2 error before" in done.stdout
+
+
+# -- where the shared data is found (tune data without --games) ---------------------------
+
+
+def make_data_dir(root: Path) -> Path:
+    """A shared data directory holding one small opening file."""
+    openings = root / "chess" / "openings"
+    openings.mkdir(parents=True)
+    source = (OPENINGS / "noob_3moves_every30th.epd").read_text(encoding="utf-8")
+    (openings / "few.epd").write_text("\n".join(source.splitlines()[:20]) + "\n", "utf-8")
+    return root
+
+
+def test_find_data_dir_order(tmp_path: Path) -> None:
+    """--data-dir, then $BRUDNO_DATA_DIR, then ../shared/data from the current directory,
+    then beside a source checkout; an installed package's own location never counts."""
+    explicit = make_data_dir(tmp_path / "explicit")
+    env = make_data_dir(tmp_path / "env")
+    work = tmp_path / "work"
+    beside = make_data_dir(work / "shared" / "data")
+    cwd = work / "repo"
+    cwd.mkdir()
+    checkout = tmp_path / "checkout" / "brudno"
+    checkout.mkdir(parents=True)
+    (checkout / "pyproject.toml").write_text("", encoding="utf-8")
+    near_checkout = make_data_dir(tmp_path / "checkout" / "shared" / "data")
+    environ = {DATA_DIR_ENV: str(env)}
+
+    assert find_data_dir(explicit, environ=environ, cwd=cwd, source_root=checkout) == explicit
+    assert find_data_dir(None, environ=environ, cwd=cwd, source_root=checkout) == env
+    assert find_data_dir(None, environ={}, cwd=cwd, source_root=checkout) == beside.resolve()
+    assert find_data_dir(None, environ={}, cwd=tmp_path, source_root=checkout) == (
+        near_checkout.resolve()
+    )
+    site_packages = tmp_path / "lib" / "site-packages"  # no pyproject.toml: not a checkout
+    site_packages.mkdir(parents=True)
+    make_data_dir(tmp_path / "lib" / "shared" / "data")
+    with pytest.raises(TuneDataError, match="--data-dir DIR"):
+        find_data_dir(None, environ={}, cwd=tmp_path, source_root=site_packages)
+
+
+def test_a_named_data_dir_that_is_wrong_is_an_error_not_a_guess(tmp_path: Path) -> None:
+    beside = make_data_dir(tmp_path / "shared" / "data")
+    cwd = tmp_path / "repo"
+    cwd.mkdir()
+    assert find_data_dir(None, environ={}, cwd=cwd, source_root=None) == beside.resolve()
+    with pytest.raises(TuneDataError, match=r"--data-dir .*missing: no chess/openings"):
+        find_data_dir(tmp_path / "missing", environ={}, cwd=cwd, source_root=None)
+    with pytest.raises(TuneDataError, match=r"\$BRUDNO_DATA_DIR .*nope: no chess/openings"):
+        find_data_dir(None, environ={DATA_DIR_ENV: "nope"}, cwd=cwd, source_root=None)
+
+
+def test_data_with_a_missing_data_dir_says_so(brudno: list[str], tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*brudno, "tune", "data", "--out", str(tmp_path / "d.epd"), "--data-dir", "nowhere"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert done.stderr == "brudno tune: --data-dir nowhere: no chess/openings directory in it\n"
+    assert not (tmp_path / "d.epd").exists()
+
+
+@pytest.mark.parametrize("how", ["--data-dir", "environment", "current directory"])
+def test_data_finds_the_shared_openings(brudno: list[str], tmp_path: Path, how: str) -> None:
+    """Each way of naming the data, through the real command (labels from Stockfish)."""
+    data = make_data_dir(tmp_path / "shared" / "data")
+    cwd = tmp_path / "repo"
+    cwd.mkdir()
+    out = tmp_path / "d.epd"
+    command = [*brudno, "tune", "data", "--out", str(out), "--positions", "3", "--depth", "1"]
+    command += ["--plies", "0"]  # the openings themselves: shows which file was read
+    env = {key: value for key, value in os.environ.items() if key != DATA_DIR_ENV}
+    if how == "--data-dir":
+        command += ["--data-dir", str(data)]
+    elif how == "environment":
+        env[DATA_DIR_ENV] = str(data)
+    done = subprocess.run(
+        command, check=False, capture_output=True, text=True, timeout=120, cwd=cwd, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert "positions 3" in done.stdout
+    samples, _ = read_data(out)
+    assert len(samples) == 3
+    openings = (data / "chess" / "openings" / "few.epd").read_text(encoding="utf-8")
+    boards = {" ".join(line.split()[:4]) for line in openings.splitlines()}
+    written = [line for line in out.read_text(encoding="utf-8").splitlines() if line[0] != "#"]
+    assert {" ".join(line.split()[:4]) for line in written} <= boards
