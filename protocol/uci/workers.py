@@ -12,14 +12,9 @@ plain ``fork`` of the threaded asyncio process.  The fork server preloads this m
 the engine and the games), so a new worker is a cheap fork of an already-imported interpreter;
 :func:`warm_up` starts the fork server ahead of the first session.
 
-The wire between the two sides is a :func:`multiprocessing.Pipe` carrying pickled tuples:
-
-    parent → worker   ("search", seq, game, limits, multipv, overhead_ms, pondering, sent_at,
-                       algorithm)
-                      ("call", seq, fn, args, stoppable)  ("resize", seq, mb)  ("clear", seq)
-                      ("stop", seq)  ("ponderhit", seq)  ("exit",)
-    worker → parent   ("info", seq, SearchInfo)  ("done", seq, value)
-                      ("failed", seq, description)
+The wire between the two sides is a :func:`multiprocessing.Pipe` carrying the typed
+messages of :mod:`protocol.uci.worker_messages` (jobs, steering, replies), dispatched with
+``match``.
 
 The parent reads its end with ``loop.add_reader`` (never blocking the loop) and resolves one
 future per job.  In the worker, a listener thread receives messages: ``stop`` and
@@ -30,9 +25,11 @@ parent died stops its search and exits, and a parent whose worker died fails the
 :class:`WorkerDiedError` (the session then still answers with a legal ``bestmove``) and starts
 a fresh worker for the next job.
 
-Workers ignore SIGINT and SIGTERM: a Ctrl-C in a terminal or a signal sent to the whole
-process group must reach the server, which stops the searches and collects their moves; the
-workers end when the server closes their pipes (or, at the latest, when it exits).
+Workers leave the server's process group (``os.setpgrp``): a Ctrl-C in a terminal or a
+signal sent to the whole group must reach only the server, which stops the searches and
+collects their moves; the workers end when the server closes their pipes (or, at the
+latest, when it exits).  So no signal handler is needed here (only the application installs
+those).
 """
 
 from __future__ import annotations
@@ -44,7 +41,6 @@ import logging
 import multiprocessing
 import os
 import queue
-import signal
 import threading
 import time
 import traceback
@@ -61,6 +57,7 @@ from engine.info import Bound, InfoCallback, SearchInfo, SearchResult
 from engine.limits import Limits
 from engine.search import Searcher
 from engine.timeman import TimeBudget, allocate
+from protocol.uci import worker_messages as msg
 from protocol.uci.runner import PRODUCTION, run_search
 
 if TYPE_CHECKING:
@@ -118,12 +115,12 @@ class WorkerJobError(WorkerError):
 
 
 def preload_in_workers(*modules: str) -> None:
-    """Have the fork server import ``modules`` too (call before the first worker starts):
-    the application names its entry module, which every worker would import anyway."""
+    """Have the fork server import ``modules`` too: the application names its entry module,
+    which every worker would import anyway.  Only a speed-up, so once the fork server runs
+    (a second server in the same process, as tests start) a late call changes nothing."""
     with _context_lock:
-        if _context is not None:
-            raise RuntimeError("the worker context exists already; preload earlier")
-        _PRELOAD.extend(m for m in modules if m not in _PRELOAD)
+        if _context is None:
+            _PRELOAD.extend(m for m in modules if m not in _PRELOAD)
 
 
 def worker_context() -> WorkerContext:
@@ -175,31 +172,39 @@ class _WorkerState:
             control.stop()
 
 
-def _listen(conn: Connection, jobs: queue.SimpleQueue[tuple[Any, ...] | None],
+@dataclass(frozen=True, slots=True)
+class _Queued:
+    """A job waiting for the worker's main thread, with the control that steers it (made by
+    the listener on arrival, so a ``stop`` that comes while the job waits is not lost)."""
+
+    job: msg.Job
+    control: SearchControl | None
+
+
+def _listen(conn: Connection, jobs: queue.SimpleQueue[_Queued | None],
             state: _WorkerState) -> None:
     """Worker-side receiver: steer running searches at once, queue everything else."""
     try:
         while True:
-            message = conn.recv()
-            kind = message[0]
-            if kind in {"stop", "ponderhit"}:
-                control = state.control(message[1])
-                if control is not None:
-                    if kind == "stop":
+            message: msg.ToWorker = conn.recv()
+            match message:
+                case msg.Stop(seq=seq):
+                    if (control := state.control(seq)) is not None:
                         control.stop()
-                    else:
+                case msg.PonderHit(seq=seq):
+                    if (control := state.control(seq)) is not None:
                         control.ponderhit()
-            elif kind == "search" or (kind == "call" and message[4]):
-                # The control exists before the job is queued, so a stop that arrives while the
-                # job still waits in the queue is not lost.
-                control = SearchControl(pondering=kind == "search" and message[6])
-                with state.lock:
-                    state.controls[message[1]] = control
-                jobs.put((*message, control))
-            elif kind == "exit":
-                return
-            else:
-                jobs.put(message)
+                case msg.Exit():
+                    return
+                case msg.SearchJob() | msg.CallJob(stoppable=True):
+                    control = SearchControl(
+                        pondering=isinstance(message, msg.SearchJob) and message.pondering
+                    )
+                    with state.lock:
+                        state.controls[message.seq] = control
+                    jobs.put(_Queued(message, control))
+                case _:
+                    jobs.put(_Queued(message, None))
     except (EOFError, OSError):
         return  # the parent is gone
     finally:
@@ -207,10 +212,11 @@ def _listen(conn: Connection, jobs: queue.SimpleQueue[tuple[Any, ...] | None],
         jobs.put(None)
 
 
-def _quiet_signals() -> None:
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(OSError, ValueError):
-            signal.signal(signum, signal.SIG_IGN)
+def _leave_process_group() -> None:
+    """Out of the server's process group: signals meant for the server (a terminal's Ctrl-C,
+    a signal to the group) do not reach the searches it must still collect moves from."""
+    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no setpgrp (Windows)
+        os.setpgrp()
 
 
 def _lower_priority(nice: int) -> None:
@@ -228,36 +234,36 @@ def _lower_priority(nice: int) -> None:
 
 def _worker_main(conn: Connection, hash_mb: int, nice: int) -> None:
     """Entry point of a worker process: run jobs one at a time until told to exit."""
-    _quiet_signals()
+    _leave_process_group()
     _lower_priority(nice)
     searcher = Searcher(hash_mb)
-    jobs: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+    jobs: queue.SimpleQueue[_Queued | None] = queue.SimpleQueue()
     state = _WorkerState()
     listener = threading.Thread(
         target=_listen, args=(conn, jobs, state), name="brudno-worker-listener", daemon=True
     )
     listener.start()
     try:
-        while (job := jobs.get()) is not None:
-            kind, seq = job[0], job[1]
+        while (queued := jobs.get()) is not None:
+            seq = queued.job.seq
             try:
-                value = _run_job(searcher, conn, job)
+                value = _run_job(searcher, conn, queued)
             except OSError:
                 return  # the pipe broke while reporting: the parent is gone
             except Exception as exc:
                 description = f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
-                conn.send(("failed", seq, description))
+                conn.send(msg.Failed(seq, description))
                 continue
             finally:
-                if kind in {"search", "call"}:
+                if queued.control is not None:
                     with state.lock:
                         state.controls.pop(seq, None)
             try:
-                conn.send(("done", seq, value))
+                conn.send(msg.Done(seq, value))
             except OSError:
                 return
             except Exception as exc:  # the value would not pickle
-                conn.send(("failed", seq, f"{type(exc).__name__}: {exc}"))
+                conn.send(msg.Failed(seq, f"{type(exc).__name__}: {exc}"))
     except OSError:
         return
     finally:
@@ -265,39 +271,38 @@ def _worker_main(conn: Connection, hash_mb: int, nice: int) -> None:
             conn.close()
 
 
-def _run_job(searcher: Searcher, conn: Connection, job: tuple[Any, ...]) -> object:
-    kind, seq = job[0], job[1]
-    if kind == "search":
-        _, _, game, limits, multipv, overhead_ms, _, sent_at, algorithm, control = job
-        # Time spent between the session's call and now (pickling, a worker's first start,
-        # a busy machine) is charged to the move like transport latency.
-        lag_ms = int(min(MAX_LAG_MS, max(0.0, (time.monotonic() - sent_at) * 1000.0)))
+def _run_job(searcher: Searcher, conn: Connection, queued: _Queued) -> object:
+    match queued.job:
+        case msg.SearchJob() as job:
+            # Time spent between the session's call and now (pickling, a worker's first
+            # start, a busy machine) is charged to the move like transport latency.
+            lag_ms = int(min(MAX_LAG_MS, max(0.0, (time.monotonic() - job.sent_at) * 1000.0)))
+            seq = job.seq
+            assert queued.control is not None
 
-        def report(info: SearchInfo) -> None:
-            conn.send(("info", seq, info))
+            def report(info: SearchInfo) -> None:
+                conn.send(msg.Info(seq, info))
 
-        return run_search(
-            searcher,
-            algorithm,
-            game,
-            limits,
-            control=control,
-            on_info=report,
-            multipv=multipv,
-            move_overhead_ms=overhead_ms + lag_ms,
-        )
-    if kind == "call":
-        fn: Callable[..., object] = job[2]
-        if job[4]:  # stoppable: the listener made a control for it (the job's last item)
-            return fn(*job[3], control=job[5])
-        return fn(*job[3])
-    if kind == "resize":
-        searcher.resize_hash(job[2])
-        return None
-    if kind == "clear":
-        searcher.clear()
-        return None
-    raise ValueError(f"unknown job {kind!r}")
+            return run_search(
+                searcher,
+                job.algorithm,
+                job.game,
+                job.limits,
+                control=queued.control,
+                on_info=report,
+                multipv=job.multipv,
+                move_overhead_ms=job.move_overhead_ms + lag_ms,
+            )
+        case msg.CallJob(fn=fn, args=args, stoppable=True):
+            return fn(*args, control=queued.control)
+        case msg.CallJob(fn=fn, args=args):
+            return fn(*args)
+        case msg.ResizeHash(hash_mb=hash_mb):
+            searcher.resize_hash(hash_mb)
+            return None
+        case msg.ClearHash():
+            searcher.clear()
+            return None
 
 
 # -- the parent side -------------------------------------------------------------------------
@@ -324,7 +329,7 @@ class _Worker:
     def pid(self) -> int | None:
         return self.process.pid
 
-    def send(self, message: tuple[Any, ...]) -> None:
+    def send(self, message: msg.ToWorker) -> None:
         if not self.alive:
             raise WorkerDiedError("the worker process has ended")
         try:
@@ -341,23 +346,23 @@ class _Worker:
         except (EOFError, OSError):
             self.died("the worker closed its pipe")
 
-    def _dispatch(self, message: tuple[Any, ...]) -> None:
-        kind, seq = message[0], message[1]
-        if kind == "info":
-            pending = self.pending.get(seq)
+    def _dispatch(self, message: msg.FromWorker) -> None:
+        if isinstance(message, msg.Info):
+            pending = self.pending.get(message.seq)
             if pending is not None and pending.on_info is not None:
                 try:
-                    pending.on_info(message[2])
+                    pending.on_info(message.info)
                 except Exception:
                     log.exception("info callback failed")
             return
-        pending = self.pending.pop(seq, None)
+        pending = self.pending.pop(message.seq, None)
         if pending is None or pending.future.done():
             return
-        if kind == "done":
-            pending.future.set_result(message[2])
-        else:
-            pending.future.set_exception(WorkerJobError(message[2]))
+        match message:
+            case msg.Done(value=value):
+                pending.future.set_result(value)
+            case msg.Failed(description=description):
+                pending.future.set_exception(WorkerJobError(description))
 
     def died(self, why: str) -> None:
         """Mark the worker gone: fail what it owed and stop watching its pipe."""
@@ -381,7 +386,7 @@ class _Worker:
         """Ask the worker to exit, wait a little, then kill it; always reaps the process."""
         if self.alive:
             with contextlib.suppress(WorkerDiedError):
-                self.send(("exit",))
+                self.send(msg.Exit())
         self.died("closed by the session")
         # Closing our end first means the worker sees end-of-file and exits on its own, even
         # if this coroutine is cancelled before it has reaped the process.
@@ -476,7 +481,7 @@ class _Watchdog:
         worker.pending.pop(seq, None)
         if worker.alive:
             with contextlib.suppress(WorkerDiedError):
-                worker.send(("stop", seq))
+                worker.send(msg.Stop(seq))
         elapsed_ms = int((time.monotonic() - self._started) * 1000.0)
         if best is None:
             move = self._emergency()
@@ -562,7 +567,7 @@ class ProcessRunner:
             # Called where the session calls stop()/ponderhit(): on the event loop.
             if worker.alive and seq in worker.pending:
                 with contextlib.suppress(WorkerDiedError):
-                    worker.send((what, seq))
+                    worker.send(msg.Stop(seq) if what == "stop" else msg.PonderHit(seq))
             if what == "ponderhit":
                 watchdog.start_clock()
             elif what == "stop":
@@ -576,8 +581,8 @@ class ProcessRunner:
             elif control.ponderhit_at is not None:
                 forward("ponderhit")
 
-        message = ("search", seq, game, limits, multipv, move_overhead_ms,
-                   control.pondering, sent_at, algorithm)
+        message = msg.SearchJob(seq, game, limits, multipv, move_overhead_ms,
+                                control.pondering, sent_at, algorithm)
         result = await self._submit(worker, seq, message, watchdog.see, after_send=steer)
         return cast(SearchResult, result)
 
@@ -592,7 +597,7 @@ class ProcessRunner:
             def forward(what: str) -> None:
                 if what == "stop" and worker.alive and seq in worker.pending:
                     with contextlib.suppress(WorkerDiedError):
-                        worker.send(("stop", seq))
+                        worker.send(msg.Stop(seq))
 
             def steer(_future: asyncio.Future[Any]) -> None:
                 control.add_listener(forward)
@@ -600,7 +605,7 @@ class ProcessRunner:
                     forward("stop")
 
             after_send = steer
-        message = ("call", seq, fn, args, control is not None)
+        message = msg.CallJob(seq, fn, args, stoppable=control is not None)
         return cast(T, await self._submit(worker, seq, message, after_send=after_send))
 
     async def start(self) -> None:
@@ -613,13 +618,13 @@ class ProcessRunner:
         worker = self._worker
         if worker is not None and worker.alive:
             seq = next(self._seq)
-            await self._submit(worker, seq, ("resize", seq, hash_mb))
+            await self._submit(worker, seq, msg.ResizeHash(seq, hash_mb))
 
     async def clear(self) -> None:
         worker = self._worker
         if worker is not None and worker.alive:
             seq = next(self._seq)
-            await self._submit(worker, seq, ("clear", seq))
+            await self._submit(worker, seq, msg.ClearHash(seq))
 
     async def close(self) -> None:
         self._closed = True
@@ -631,7 +636,7 @@ class ProcessRunner:
         self,
         worker: _Worker,
         seq: int,
-        message: tuple[Any, ...],
+        message: msg.Job,
         on_info: InfoCallback | None = None,
         *,
         after_send: Callable[[asyncio.Future[Any]], None] | None = None,
@@ -652,7 +657,7 @@ class ProcessRunner:
             worker.pending.pop(seq, None)
             if worker.alive:
                 with contextlib.suppress(WorkerDiedError):
-                    worker.send(("stop", seq))
+                    worker.send(msg.Stop(seq))
             raise
 
     async def _ensure_worker(self) -> _Worker:
