@@ -43,7 +43,7 @@ from pathlib import Path
 import chess
 
 from protocol.transports.mqtt.ask import AskClient
-from protocol.transports.mqtt.worker import BrokerSettings, parse_broker_url
+from protocol.transports.mqtt.broker import BrokerSettings, parse_broker_url
 
 START_TIMEOUT_S = 120.0
 

@@ -21,7 +21,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any, NoReturn
@@ -39,13 +39,11 @@ from engine.game import Game
 from engine.info import InfoCallback, SearchResult
 from engine.limits import Limits
 from protocol.transports.mqtt.ask import AskClient
-from protocol.transports.mqtt.worker import (
-    BrokerSettings,
-    MqttWorker,
-    WorkerConfig,
-    new_properties,
-    status_topic,
-)
+from protocol.transports.mqtt.broker import BrokerSettings
+from protocol.transports.mqtt.config import WorkerConfig
+from protocol.transports.mqtt.topics import status_topic
+from protocol.transports.mqtt.wire import new_properties
+from protocol.transports.mqtt.worker import MqttWorker
 from protocol.uci.runner import PRODUCTION, ThreadRunner
 
 HANG_TIMEOUT = 60.0
@@ -359,3 +357,19 @@ def make_password_file(directory: Path, user: str, password: str) -> Path:
     subprocess.run([tool, "-b", "-c", str(path), user, password], check=True,
                    stdin=subprocess.DEVNULL, capture_output=True, timeout=HANG_TIMEOUT)
     return path
+
+
+@contextlib.contextmanager
+def secure_mosquitto(directory: Path) -> Iterator[Mosquitto]:
+    """A broker of its own that wants TLS (a throwaway CA: ``directory / "ca.pem"``) and a
+    password (user ``bot``, password ``correct horse``); stopped on exit."""
+    ca, cert, key = make_tls_files(directory)
+    passwd = make_password_file(directory, "bot", "correct horse")
+    broker = Mosquitto(directory, listener_config=[f"cafile {ca}", f"certfile {cert}",
+                                                   f"keyfile {key}"],
+                       extra_config=[f"password_file {passwd}"])
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()

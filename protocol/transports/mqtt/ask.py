@@ -1,4 +1,6 @@
-"""The client side of the MQTT fleet: publish jobs, collect replies (``brudno mqtt-ask``).
+"""The client side of the MQTT fleet: publish jobs, collect replies.
+
+``brudno mqtt-ask`` (:mod:`brudno.commands.mqtt_ask`) is a thin command around it.
 
 :class:`AskClient` keeps one connection (reconnecting with backoff) and any number of jobs
 in flight over it.  Each job gets fresh Correlation Data; all replies come back on the
@@ -6,7 +8,7 @@ client's own response topic, ``<prefix>/replies/<client id>``.
 
 Why the client re-sends jobs: a job is lost with the worker that held it when the broker does
 not hand unacknowledged shared-subscription messages to another worker (Mosquitto 2.0 does
-not; see :mod:`protocol.transports.mqtt.worker`).  The client therefore watches the workers'
+not; see :mod:`protocol.transports.mqtt`).  The client therefore watches the workers'
 presence topics and re-sends a job, with the same correlation data, when
 
 * the worker that accepted it goes ``offline`` (its Will: killed, crashed, cut off), or
@@ -30,45 +32,42 @@ at once that no worker is online instead of waiting for its timeout.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import logging
 import math
-import sys
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
 import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
 
-from games.registry import GAMES
-from protocol.transports.mqtt.worker import (
-    DEFAULT_PREFIX,
-    PROP_STATUS,
-    PROP_WORKER,
-    Backoff,
+from protocol.transports.mqtt.backoff import Backoff
+from protocol.transports.mqtt.broker import BrokerSettings
+from protocol.transports.mqtt.connection import (
     BrokerConnection,
-    BrokerSettings,
-    FatalBrokerError,
-    MqttConfigError,
-    Presence,
-    ReplyStatus,
-    add_broker_arguments,
-    broker_from_args,
-    check_topic_prefix,
     connect_failure_is_fatal,
-    correlation_of,
-    jobs_topic,
-    new_properties,
     reason_failed,
+)
+from protocol.transports.mqtt.errors import FatalBrokerError
+from protocol.transports.mqtt.topics import (
+    DEFAULT_PREFIX,
+    check_topic_prefix,
+    jobs_topic,
     status_filter,
-    user_properties,
     worker_from_status_topic,
+)
+from protocol.transports.mqtt.wire import (
+    Presence,
+    QoS,
+    ReplyProperty,
+    ReplyStatus,
+    correlation_of,
+    new_properties,
+    user_properties,
 )
 
 log = logging.getLogger(__name__)
@@ -162,7 +161,7 @@ class AskClient:
         self.reply_topic = f"{prefix}/replies/{self.client_id}"
         self.workers: dict[str, str] = {}
         """Last known presence of each worker seen on the status topics (a
-        :class:`~protocol.transports.mqtt.worker.Presence` value, or whatever else a worker
+        :class:`~protocol.transports.mqtt.wire.Presence` value, or whatever else a worker
         published)."""
         self._sync_token = b"presence-sync:" + uuid.uuid4().bytes
         self._presence_known = asyncio.Event()
@@ -315,7 +314,7 @@ class AskClient:
         props.MessageExpiryInterval = max(1, math.ceil(pending.deadline - loop.time()))
         pending.sends += 1
         if not await conn.publish(jobs_topic(self.prefix, pending.game), pending.payload,
-                                  qos=1, properties=props):
+                                  qos=QoS.AT_LEAST_ONCE, properties=props):
             pending.resend_now = True
 
     # -- the connection ----------------------------------------------------------------------
@@ -342,7 +341,7 @@ class AskClient:
         async with client:
             conn = BrokerConnection(client)
             for topic in (self.reply_topic, status_filter(self.prefix)):
-                failure = reason_failed(await client.subscribe(topic, qos=1))
+                failure = reason_failed(await client.subscribe(topic, qos=QoS.AT_LEAST_ONCE))
                 if failure is not None:
                     raise FatalBrokerError(
                         f"the broker refused the subscription {topic} (0x{failure:02X})"
@@ -382,7 +381,8 @@ class AskClient:
         """
         props = new_properties(PacketTypes.PUBLISH)
         props.CorrelationData = self._sync_token
-        if not await conn.publish(self.reply_topic, b"", qos=1, properties=props):
+        if not await conn.publish(self.reply_topic, b"", qos=QoS.AT_LEAST_ONCE,
+                                  properties=props):
             log.debug("could not publish the presence marker")
 
     async def _read(self, conn: BrokerConnection) -> None:
@@ -411,10 +411,10 @@ class AskClient:
             return  # a late copy of an answered job, or someone else's
         props = user_properties(message.properties)
         try:
-            status: ReplyStatus | None = ReplyStatus(props.get(PROP_STATUS, ""))
+            status: ReplyStatus | None = ReplyStatus(props.get(ReplyProperty.STATUS, ""))
         except ValueError:
             status = None  # a newer worker's status: its lines still count as progress
-        sender = props.get(PROP_WORKER)
+        sender = props.get(ReplyProperty.WORKER)
         pending.last_heard = asyncio.get_running_loop().time()
         if sender is not None:
             pending.owner = sender
@@ -450,102 +450,3 @@ class AskClient:
                     pending.owner = None
                     pending.resend_now = True
                     pending.wake.set()
-
-
-# -- brudno mqtt-ask -------------------------------------------------------------------------
-def configure(parser: argparse.ArgumentParser) -> None:
-    add_broker_arguments(parser)
-    parser.add_argument("--prefix", default=DEFAULT_PREFIX,
-                        help="topic prefix of the fleet (default %(default)s)")
-    parser.add_argument("--game", default="chess", choices=sorted(GAMES),
-                        help="game (UCI_Variant name; the job topic's last level)")
-    parser.add_argument("--fen", help="position to search (default: the start position)")
-    parser.add_argument("--moves", nargs="+", default=[], metavar="MOVE",
-                        help="moves played from the position, in UCI notation")
-    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                        help="a setoption for the job (repeatable), e.g. MultiPV=3")
-    limit = parser.add_argument_group("search limit (default: --movetime 1000)")
-    limit.add_argument("--movetime", type=int, metavar="MS", help="search this many ms")
-    limit.add_argument("--depth", type=int, help="search to this depth")
-    limit.add_argument("--nodes", type=int, help="search this many nodes")
-    limit.add_argument("--go", metavar="'go …'",
-                       help="a complete go command instead, e.g. 'go wtime 60000 btime 60000'")
-    parser.add_argument("--job", type=Path, metavar="FILE",
-                        help="send this file's UCI text as the job ('-': stdin) instead of "
-                        "building one from --fen/--moves/--option and the limit")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
-                        help="give up after this long (default %(default)s)")
-    parser.add_argument("--retry-after", type=float, default=DEFAULT_RETRY_AFTER_S,
-                        metavar="SECONDS", help="re-send a job no worker accepted within "
-                        "this long; 0 never (default %(default)s)")
-    parser.add_argument("--quiet", action="store_true",
-                        help="print only the terminal reply, not the progress lines")
-
-
-def job_from_args(args: argparse.Namespace) -> str:
-    """The job text ``mqtt-ask`` sends; raises :class:`MqttConfigError` for bad arguments."""
-    if args.job is not None:
-        if str(args.job) == "-":
-            return sys.stdin.read()
-        try:
-            return Path(args.job).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise MqttConfigError(f"cannot read the job file: {exc}") from None
-    options = []
-    for item in args.option:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise MqttConfigError(f"--option wants NAME=VALUE, got {item!r}")
-        options.append((name.strip(), value.strip()))
-    if args.go is not None:
-        go = args.go
-    else:
-        parts = [f"{key} {value}" for key, value in
-                 (("movetime", args.movetime), ("depth", args.depth), ("nodes", args.nodes))
-                 if value is not None]
-        go = "go " + " ".join(parts) if parts else "go movetime 1000"
-    return build_job(fen=args.fen, moves=tuple(args.moves), options=tuple(options), go=go)
-
-
-async def ask_once(broker: BrokerSettings, args: argparse.Namespace, job: str) -> int:
-    quiet: bool = args.quiet
-
-    def show(line: str) -> None:
-        if not quiet:
-            print(line, flush=True)
-
-    async with AskClient(broker, prefix=args.prefix) as client:
-        answer = await client.ask(
-            args.game, job, timeout=args.timeout,
-            retry_after=args.retry_after if args.retry_after > 0 else None, on_line=show,
-            require_worker=True,
-        )
-    if quiet:
-        shown = answer.errors if answer.error else tuple(
-            line for line in answer.lines if line.startswith("bestmove")
-        )
-        for line in shown:
-            print(line, flush=True)
-    log.info("answered by %s after %d send(s)", answer.worker, answer.sends)
-    return 1 if answer.error else 0
-
-
-def run(args: argparse.Namespace) -> int:
-    try:
-        broker = broker_from_args(args)
-        job = job_from_args(args)
-        broker.ssl_context()
-    except (MqttConfigError, OSError) as exc:
-        print(f"brudno mqtt-ask: {exc}", file=sys.stderr)
-        return 2
-    try:
-        return asyncio.run(ask_once(broker, args, job))
-    except (AskTimeoutError, NoWorkerOnlineError) as exc:
-        print(f"brudno mqtt-ask: {exc}", file=sys.stderr)
-        return 3
-    except (aiomqtt.MqttError, FatalBrokerError) as exc:
-        print(f"brudno mqtt-ask: cannot reach the broker at {broker.url}: {exc}",
-              file=sys.stderr)
-        return 3
-    except KeyboardInterrupt:
-        return 130

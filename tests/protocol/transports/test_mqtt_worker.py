@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -15,14 +16,20 @@ import chess
 import pytest
 from paho.mqtt.packettypes import PacketTypes
 
-from protocol.transports.mqtt.worker import (
+from games.chess_game import default_evaluator
+from protocol.transports.mqtt.config import WorkerConfig
+from protocol.transports.mqtt.jobs import TerminalReply, parse_job
+from protocol.transports.mqtt.slots import Slot
+from protocol.transports.mqtt.topics import jobs_topic, status_topic
+from protocol.transports.mqtt.wire import (
+    ReplyStatus,
     correlation_of,
-    jobs_topic,
     new_properties,
-    status_topic,
     user_properties,
 )
-from protocol.uci.runner import SearchRunner
+from protocol.transports.mqtt.worker import MqttWorker, _Record
+from protocol.uci.options import NO_EVAL_FILES, EvalFileAccess
+from protocol.uci.runner import SearchRunner, ThreadRunner
 from tests.support.mosquitto_fixture import (
     HANG_TIMEOUT,
     SECRET_PATH,
@@ -499,3 +506,38 @@ async def test_an_internal_error_is_logged_in_full_and_answered_in_one_short_lin
     assert {str(r.exc_info[1]).split(":")[0] for r in failures if r.exc_info} == {
         "search", "clear"}
     assert "Traceback" in caplog.text
+
+
+async def test_worker_eval_file_dir_governs_the_jobs(tmp_path: Path) -> None:
+    """A job's ``EvalFile`` names a file on the worker's machine: refused by default, only
+    files in ``--eval-file-dir`` otherwise.  Jobs run here without a broker (a reply that
+    cannot be published is simply not sent).  (That the command checks the directory:
+    tests/brudno/test_mqtt_worker_cli.py.)"""
+    weights = {**default_evaluator().weights, "material.mg.N": 900, "material.eg.N": 900}
+    (tmp_path / "n900.json").write_text(json.dumps(weights), "utf-8")
+    setoption = "setoption name EvalFile value n900.json"
+    job = parse_job(
+        f"{setoption}\nposition fen 4k3/8/1n3b2/8/3Q4/8/8/4K3 w - - 0 1\ngo depth 1".encode(),
+        "chess",
+    )  # the queen on d4 takes the bishop on f6, or with knights at 900 the knight on b6
+
+    async def answer(config: WorkerConfig) -> TerminalReply:
+        worker = MqttWorker(config)
+        record = _Record("replies/t", b"c1", [])
+        slot = Slot(ThreadRunner)
+        try:
+            return await worker._search(record, job, slot)
+        finally:
+            await slot.runner.close()
+
+    refusing = WorkerConfig(worker_id="w1", runner_factory=ThreadRunner)
+    assert MqttWorker(refusing).eval_files is NO_EVAL_FILES
+    assert await answer(refusing) == TerminalReply(
+        ReplyStatus.ERROR,
+        "info string error: EvalFile: this server loads no weight files "
+        f"(start it with --eval-file-dir DIR) ({setoption})",
+    )
+    serving = WorkerConfig(worker_id="w2", runner_factory=ThreadRunner, eval_file_dir=tmp_path)
+    assert MqttWorker(serving).eval_files == EvalFileAccess.within(tmp_path)
+    reply = await answer(serving)
+    assert (reply.status, reply.payload.splitlines()[-1]) == (ReplyStatus.DONE, "bestmove d4b6")

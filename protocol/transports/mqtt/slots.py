@@ -1,0 +1,79 @@
+"""The worker's search slots: one runner (a search process) per slot, kept across jobs.
+
+Starting a search process per job would cost more than a small search, so a slot keeps its
+runner, and each job's fresh :class:`~protocol.uci.session.EngineSession` borrows it for the
+job's length.  The session sees a runner like any other; closing it only gives it back.  The
+transposition table therefore carries over between jobs, as between two ``go`` commands of a
+UCI session (a job that starts with ``ucinewgame`` gets an empty one); the table's size goes
+back to the default after every job, so one job's ``Hash`` does not become the next one's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from engine.control import SearchControl
+from engine.game import Game
+from engine.info import InfoCallback, SearchResult
+from engine.limits import Limits
+from protocol.uci.runner import SearchRunner
+
+T = TypeVar("T")
+
+DEFAULT_HASH_MB = 16
+
+
+class Slot:
+    """One search slot: a runner (a worker process) kept across jobs."""
+
+    def __init__(self, factory: Callable[[int], SearchRunner]) -> None:
+        self._factory = factory
+        self.runner = factory(DEFAULT_HASH_MB)
+        self.hash_mb = DEFAULT_HASH_MB
+
+    def lease(self, hash_mb: int) -> SearchRunner:
+        """The runner factory handed to a job's session: the slot's runner, not a new one."""
+        del hash_mb  # the session starts at the default size, which the slot is reset to
+        return _LeasedRunner(self)
+
+    async def reset_after_job(self) -> None:
+        if self.hash_mb != DEFAULT_HASH_MB:
+            self.hash_mb = DEFAULT_HASH_MB
+            await self.runner.resize_hash(DEFAULT_HASH_MB)
+
+    async def replace(self) -> None:
+        """Discard a runner whose search will not stop (its process is killed)."""
+        old, self.runner = self.runner, self._factory(DEFAULT_HASH_MB)
+        self.hash_mb = DEFAULT_HASH_MB
+        await old.close()
+
+
+class _LeasedRunner:
+    """A slot's runner as one job's session sees it: closing it returns it to the pool."""
+
+    def __init__(self, slot: Slot) -> None:
+        self._slot = slot
+
+    async def search(self, game: Game[Any], limits: Limits, control: SearchControl,
+                     on_info: InfoCallback, **options: Any) -> SearchResult:
+        # Keyword options (multipv, move_overhead_ms, algorithm …) pass through unchanged.
+        return await self._slot.runner.search(game, limits, control, on_info, **options)
+
+    async def call(
+        self, fn: Callable[..., T], *args: Any, control: SearchControl | None = None
+    ) -> T:
+        return await self._slot.runner.call(fn, *args, control=control)
+
+    async def start(self) -> None:
+        await self._slot.runner.start()
+
+    async def resize_hash(self, hash_mb: int) -> None:
+        self._slot.hash_mb = hash_mb
+        await self._slot.runner.resize_hash(hash_mb)
+
+    async def clear(self) -> None:
+        await self._slot.runner.clear()
+
+    async def close(self) -> None:
+        """The pool owns the runner; the session only gives it back."""

@@ -1,0 +1,69 @@
+"""The topic tree of a fleet: where jobs go, how workers share them, where presence lives.
+
+``<prefix>/jobs/<game>`` takes jobs, ``$share/<group>/<prefix>/jobs/#`` hands each to one
+worker of a group, ``<prefix>/workers/<id>/status`` holds a worker's presence.  Names are
+built and taken apart only here, so the worker and the ask client cannot disagree on them.
+The prefix, group and worker id become topic levels, hence the checks: a ``+``, ``#`` or
+``/`` in them would silently subscribe to (or publish on) other topics than meant.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TypeGuard
+
+from protocol.transports.mqtt.errors import MqttConfigError
+
+DEFAULT_PREFIX = "brudno"
+DEFAULT_GROUP = "bots"
+
+_TOPIC_PART = re.compile(r"[^/+#\x00]+")
+
+
+def check_topic_prefix(prefix: str) -> None:
+    if not prefix or not all(_TOPIC_PART.fullmatch(part) for part in prefix.split("/")):
+        raise MqttConfigError(
+            f"bad topic prefix {prefix!r}: non-empty levels without '+', '#' or a leading/"
+            "trailing '/'"
+        )
+
+
+def check_topic_level(kind: str, value: str) -> None:
+    if not _TOPIC_PART.fullmatch(value):
+        raise MqttConfigError(f"bad {kind} {value!r}: must not be empty or contain / + #")
+
+
+def jobs_topic(prefix: str, game: str) -> str:
+    return f"{prefix}/jobs/{game}"
+
+
+def jobs_filter(prefix: str, group: str) -> str:
+    """The shared subscription through which a group of workers takes jobs."""
+    return f"$share/{group}/{prefix}/jobs/#"
+
+
+def status_topic(prefix: str, worker_id: str) -> str:
+    return f"{prefix}/workers/{worker_id}/status"
+
+
+def status_filter(prefix: str) -> str:
+    return f"{prefix}/workers/+/status"
+
+
+def worker_from_status_topic(topic: str, prefix: str) -> str | None:
+    head, tail = f"{prefix}/workers/", "/status"
+    if topic.startswith(head) and topic.endswith(tail):
+        worker = topic[len(head):-len(tail)]
+        return worker if worker and "/" not in worker else None
+    return None
+
+
+def game_from_topic(topic: str, prefix: str) -> str:
+    """The ``<game>`` level of a job topic (whatever follows ``<prefix>/jobs/``)."""
+    head = f"{prefix}/jobs/"
+    return topic[len(head):] if topic.startswith(head) else topic
+
+
+def valid_response_topic(topic: object) -> TypeGuard[str]:
+    """A topic one may publish to: non-empty text, no wildcards, no NUL."""
+    return isinstance(topic, str) and bool(topic) and not any(c in topic for c in "+#\x00")
