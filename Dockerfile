@@ -16,6 +16,7 @@ FROM ${PYTHON_IMAGE} AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 COPY pyproject.toml README.md ./
+COPY brudno ./brudno
 COPY engine ./engine
 COPY games ./games
 COPY protocol ./protocol

@@ -1,52 +1,65 @@
 """Clients of ``brudno serve``: the stdio bridge, the health check, python-chess over TCP.
 
-``brudno connect HOST:PORT`` is a UCI engine on stdin/stdout that forwards everything to a
-remote server, because GUIs and match tools only know how to launch local processes.  It is a
-byte pipe, not a second engine: the server's session does all the work.  End of input is
-passed on as a half-close, so a finite search still delivers its ``bestmove`` (the server
-treats end of input as stdio does).
+:func:`bridge` is a UCI engine on stdin/stdout that forwards everything to a remote server,
+because GUIs and match tools only know how to launch local processes.  It is a byte pipe, not
+a second engine: the server's session does all the work.  End of input is passed on as a
+half-close, so a finite search still delivers its ``bestmove`` (the server treats end of input
+as stdio does).
 
-``brudno ping HOST:PORT`` sends ``isready`` and exits 0 on ``readyok``: the container's health
-check.  A server that answers but refuses the session because it is full is alive and well;
-``--accept-busy`` counts that as healthy too (an orchestrator must not restart a busy server).
+:func:`ping` sends ``isready`` and reports whether ``readyok`` came back: the container's
+health check.  A server that answers but refuses the session because it is full is alive and
+well, and says so in words (:data:`~protocol.transports.tcp.wire.RETRY_LATER`) that
+:func:`ping` reports as :attr:`PingStatus.BUSY`, so an orchestrator need not restart it.
 
 :func:`open_uci_tcp` connects python-chess's asyncio engine client to a server directly.
 
-Tokens come from ``--token``, ``--token-file`` or the ``BRUDNO_TOKEN`` environment variable,
-as for the server.
+Where a token comes from (options, files, the environment) is the application's business:
+these functions take the token itself.  They print nothing either: failures are exceptions or
+:class:`PingStatus` values with a one-line explanation, which ``brudno connect`` and
+``brudno ping`` turn into messages and exit statuses.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
+import enum
 import os
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import BinaryIO
 
 import chess.engine
 
-from protocol.transports.tcp.server import (
-    AUTH_FAILED,
-    DEFAULT_PORT,
-    RETRY_LATER,
-    TOKEN_ENV,
-    resolve_token,
-)
+from protocol.text import printable
+from protocol.transports.tcp.wire import AUTH_FAILED, DEFAULT_PORT, RETRY_LATER, auth_line
 
 CONNECT_TIMEOUT_S = 10.0
+PING_TIMEOUT_S = 5.0
 READ_CHUNK = 1 << 16
 INPUT_QUEUE_CHUNKS = 16
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_BUSY = 3
-"""``brudno ping``: the server answered, but refused a session (full / out of memory)."""
+
+class PingStatus(enum.StrEnum):
+    """What :func:`ping` found out about a server."""
+
+    READY = "ready"
+    """It answered ``readyok``."""
+    BUSY = "busy"
+    """It answered, but refused a session for lack of capacity (full, out of memory)."""
+    TOKEN_REQUIRED = "token required"
+    """It wants a token and none was given.  Apart from :attr:`FAILED` because the server
+    cannot tell a missing token from a wrong one (it only sees a first line that is not
+    ``auth <token>``) and says "authentication failed"; the client knows it sent none, and
+    saying so names the fix instead of suggesting a bad secret."""
+    FAILED = "failed"
+    """Unreachable, silent, a wrong token, or closed without ``readyok``."""
+
+
+class BridgeError(Exception):
+    """:func:`bridge` could not reach the server, or the server went away while the client
+    still wanted it; the message says which, in words meant for the user."""
 
 
 class AddressError(ValueError):
@@ -62,7 +75,7 @@ def parse_address(text: str, default_port: int = DEFAULT_PORT) -> tuple[str, int
         end = text.find("]")
         if end < 0:
             raise AddressError(f"unclosed '[' in {text!r}")
-        host, rest = text[1:end], text[end + 1:]
+        host, rest = text[1:end], text[end + 1 :]
         if rest and not rest.startswith(":"):
             raise AddressError(f"unexpected {rest!r} after the IPv6 address in {text!r}")
         port_text = rest[1:] if rest else ""
@@ -92,7 +105,7 @@ async def open_connection(
     is wrong).  Raises ``OSError`` / ``TimeoutError`` when the server cannot be reached."""
     reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
     if token is not None:
-        writer.write(f"auth {token}\n".encode())
+        writer.write(f"{auth_line(token)}\n".encode())
     return reader, writer
 
 
@@ -165,13 +178,14 @@ async def open_uci_tcp(
     await asyncio.wait_for(loop.create_connection(lambda: bridge, host, port), timeout)
     engine.connection_made(bridge)
     if token is not None:
-        engine.send_line(f"auth {token}")
+        engine.send_line(auth_line(token))
     return bridge, engine
 
 
-# -- brudno connect --------------------------------------------------------------------------
-def _read_stdin(fd: int, loop: asyncio.AbstractEventLoop,
-                queue: asyncio.Queue[bytes | None]) -> None:
+# -- the stdio bridge ------------------------------------------------------------------------
+def _read_stdin(
+    fd: int, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[bytes | None]
+) -> None:
     """Blocking reader thread (raw ``os.read``, as in :mod:`protocol.transports.stdio`)."""
 
     def put(item: bytes | None) -> None:
@@ -196,19 +210,23 @@ async def bridge(
     stdin_fd: int = 0,
     stdout: BinaryIO | None = None,
     timeout: float = CONNECT_TIMEOUT_S,
-) -> int:
-    """Forward stdin to the server and the server's output to stdout until it closes."""
+) -> None:
+    """Forward stdin to the server and the server's output to stdout until it closes.
+
+    Returns once the server has closed after the client said ``quit`` or ended its input;
+    raises :class:`BridgeError` when the server cannot be reached, the connection fails, or
+    the server closes first (the GUI would otherwise wait for an engine that is gone).
+    """
     out = stdout if stdout is not None else sys.stdout.buffer
     try:
         reader, writer = await open_connection(host, port, token=token, timeout=timeout)
     except (OSError, TimeoutError) as exc:
-        print(f"brudno connect: cannot reach {host}:{port}: {exc or 'timed out'}",
-              file=sys.stderr)
-        return EXIT_FAILED
+        raise BridgeError(f"cannot reach {host}:{port}: {exc or 'timed out'}") from exc
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=INPUT_QUEUE_CHUNKS)
-    threading.Thread(target=_read_stdin, args=(stdin_fd, loop, queue),
-                     name="brudno-connect-stdin", daemon=True).start()
+    threading.Thread(
+        target=_read_stdin, args=(stdin_fd, loop, queue), name="brudno-connect-stdin", daemon=True
+    ).start()
     said_quit = False
     input_ended = False
 
@@ -234,8 +252,7 @@ async def bridge(
     try:
         await downstream()
     except (ConnectionError, OSError) as exc:
-        print(f"brudno connect: connection to {host}:{port} failed: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+        raise BridgeError(f"connection to {host}:{port} failed: {exc}") from exc
     finally:
         sending.cancel()
         with contextlib.suppress(asyncio.CancelledError, ConnectionError, OSError):
@@ -243,32 +260,18 @@ async def bridge(
         writer.close()
         with contextlib.suppress(ConnectionError, OSError):
             await writer.wait_closed()
-    if said_quit or input_ended:
-        return EXIT_OK
-    print(f"brudno connect: {host}:{port} closed the connection", file=sys.stderr)
-    return EXIT_FAILED
+    if not (said_quit or input_ended):
+        raise BridgeError(f"{host}:{port} closed the connection")
 
 
-# -- brudno ping -----------------------------------------------------------------------------
-def token_missing_message(host: str, port: int, token_env: str = TOKEN_ENV) -> str:
-    """What to tell a user who gave no token to a server that wants one.
-
-    The server cannot tell a missing token from a wrong one (it only sees a first line that
-    is not ``auth <token>``) and answers "authentication failed"; the client knows it sent
-    none, and saying so names the fix instead of suggesting a bad secret.
-    """
-    return (f"the server at {host}:{port} requires a token and none was given; "
-            f"set {token_env} or pass --token-file (or --token)")
-
-
+# -- the health check ------------------------------------------------------------------------
 async def ping(
-    host: str, port: int, *, token: str | None = None, timeout: float = 5.0,
-    token_env: str = TOKEN_ENV,
-) -> tuple[int, str]:
-    """Ask ``isready``; returns (exit code, one-line explanation).
+    host: str, port: int, *, token: str | None = None, timeout: float = PING_TIMEOUT_S
+) -> tuple[PingStatus, str]:
+    """Ask ``isready``; returns what came of it and a one-line explanation.
 
-    ``token_env`` only names the variable in the advice given when the server wants a token
-    and ``token`` is ``None``.
+    The server's own words (its ``info string error:`` text) are shown through
+    :func:`~protocol.text.printable`: they come from the network and end up on a terminal.
     """
     started = time.monotonic()
     try:
@@ -285,14 +288,16 @@ async def ping(
                         with contextlib.suppress(ConnectionError, OSError):
                             writer.write(b"quit\n")
                             await writer.drain()
-                        return EXIT_OK, f"readyok from {host}:{port} in {elapsed:.1f} ms"
+                        return PingStatus.READY, f"readyok from {host}:{port} in {elapsed:.1f} ms"
                     if text.startswith("info string error:"):
-                        error = text.removeprefix("info string error:").strip()
+                        error = printable(text.removeprefix("info string error:").strip())
                 if RETRY_LATER in error:
-                    return EXIT_BUSY, f"{host}:{port} is up but busy: {error}"
+                    return PingStatus.BUSY, f"{host}:{port} is up but busy: {error}"
                 if token is None and error.startswith(AUTH_FAILED):
-                    return EXIT_FAILED, token_missing_message(host, port, token_env)
-                return EXIT_FAILED, f"{host}:{port} closed without readyok" + (
+                    return PingStatus.TOKEN_REQUIRED, (
+                        f"the server at {host}:{port} requires a token and none was given"
+                    )
+                return PingStatus.FAILED, f"{host}:{port} closed without readyok" + (
                     f": {error}" if error else ""
                 )
             finally:
@@ -300,75 +305,6 @@ async def ping(
                 with contextlib.suppress(ConnectionError, OSError):
                     await writer.wait_closed()
     except TimeoutError:
-        return EXIT_FAILED, f"no readyok from {host}:{port} within {timeout:g} s"
+        return PingStatus.FAILED, f"no readyok from {host}:{port} within {timeout:g} s"
     except OSError as exc:
-        return EXIT_FAILED, f"cannot reach {host}:{port}: {exc}"
-
-
-# -- command-line glue -----------------------------------------------------------------------
-def _add_client_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("address", metavar="HOST:PORT",
-                        help=f"the server (port {DEFAULT_PORT} if omitted; [::1]:PORT for IPv6)")
-    parser.add_argument("--token", help=f"the server's token (prefer --token-file or "
-                        f"${TOKEN_ENV}: command lines are visible to other users)")
-    parser.add_argument("--token-file", type=Path, help="read the token from this file")
-    parser.add_argument("--token-env", default=TOKEN_ENV, metavar="NAME",
-                        help="environment variable holding the token (default %(default)s)")
-
-
-def configure_connect(parser: argparse.ArgumentParser) -> None:
-    _add_client_arguments(parser)
-    parser.add_argument("--connect-timeout", type=float, default=CONNECT_TIMEOUT_S,
-                        metavar="SECONDS", help="give up connecting after this long")
-
-
-def configure_ping(parser: argparse.ArgumentParser) -> None:
-    _add_client_arguments(parser)
-    parser.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS",
-                        help="fail when no readyok arrives in time (default %(default)s)")
-    parser.add_argument("--accept-busy", action="store_true",
-                        help="exit 0 also when the server is up but refuses the session "
-                        "because it is full (for health checks)")
-    parser.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
-
-
-def _client_target(args: argparse.Namespace, prog: str) -> tuple[str, int, str | None] | None:
-    try:
-        host, port = parse_address(args.address)
-        token = resolve_token(args.token, args.token_file, args.token_env)
-    except AddressError as exc:
-        print(f"brudno {prog}: {exc}", file=sys.stderr)
-        return None
-    except OSError as exc:
-        print(f"brudno {prog}: cannot read the token file: {exc}", file=sys.stderr)
-        return None
-    return host, port, token
-
-
-def run_connect(args: argparse.Namespace) -> int:
-    target = _client_target(args, "connect")
-    if target is None:
-        return EXIT_USAGE
-    host, port, token = target
-    try:
-        return asyncio.run(bridge(host, port, token=token, timeout=args.connect_timeout))
-    except KeyboardInterrupt:
-        return 130
-
-
-def run_ping(args: argparse.Namespace) -> int:
-    target = _client_target(args, "ping")
-    if target is None:
-        return EXIT_USAGE
-    host, port, token = target
-    code, message = asyncio.run(
-        ping(host, port, token=token, timeout=args.timeout, token_env=args.token_env)
-    )
-    if code == EXIT_BUSY and args.accept_busy:
-        code = EXIT_OK
-    if code != EXIT_OK:
-        print(f"brudno ping: {message}", file=sys.stderr)
-    elif not args.quiet:
-        print(message)
-    return code
-
+        return PingStatus.FAILED, f"cannot reach {host}:{port}: {exc}"

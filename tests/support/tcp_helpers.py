@@ -1,5 +1,5 @@
 """Helpers for the TCP server tests: a raw line client, an in-process server, a real
-`brudno serve` process, leak checks.
+`brudno serve` process, a command run to its end, leak checks.
 
 Timeouts here only keep a broken server from hanging the suite; no test asserts on how fast
 anything is (the latency figures come from bench/server_load.py).
@@ -19,7 +19,9 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
 
-from protocol.transports.tcp.server import TOKEN_ENV, ServerConfig, TcpServer
+from brudno.commands.serve import TOKEN_ENV
+from protocol.transports.tcp.config import ServerConfig
+from protocol.transports.tcp.server import TcpServer
 from protocol.uci.workers import warm_up
 
 HANG_TIMEOUT = 60.0
@@ -179,12 +181,20 @@ async def running_server(**settings: Any) -> AsyncIterator[TcpServer]:
     ]
 
 
-
 def env_without_token(**extra: str) -> dict[str, str]:
     """This process's environment without any ``BRUDNO_TOKEN*`` variable, plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(TOKEN_ENV)}
     env.update(extra)
     return env
+
+
+async def run_command(*command: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """Run a command to its end: (exit code, stdout, stderr)."""
+    proc = await asyncio.create_subprocess_exec(
+        *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), HANG_TIMEOUT)
+    return proc.returncode or 0, out.decode(), err.decode()
 
 
 class ServeProcess:

@@ -6,6 +6,14 @@ transposition table); the transport only moves lines between the socket and the 
 (:class:`~protocol.uci.workers.ProcessRunner`), so sessions search in parallel on all cores and
 the event loop, which never searches, answers ``isready`` and ``stop`` at once.
 
+This module is the server and its connections (they call each other: the server admits and
+counts, a connection converses and reports back).  The pieces each has its own module:
+:mod:`~protocol.transports.tcp.config` (settings and the token rule),
+:mod:`~protocol.transports.tcp.sink` (bounded output), :mod:`~protocol.transports.tcp.lines`
+(bounded input), :mod:`~protocol.transports.tcp.pending_auth` (the pending-auth budget),
+:mod:`~protocol.transports.tcp.memory` (the Hash budget) and
+:mod:`~protocol.transports.tcp.wire` (what clients recognise).
+
 Limits, and why each exists:
 
 * ``max_sessions`` — each session may own a process and a table; further clients get one
@@ -29,66 +37,59 @@ Limits, and why each exists:
   the rest waits in the socket.
 * ``idle_timeout_s`` — a session that neither sends a line nor runs a search for this long is
   closed (keep-alive probes also detect peers that vanished without a FIN).
-* backpressure — output waits in a bounded buffer.  Above ``output_buffer_bytes`` search
-  ``info`` lines are dropped (queued ones first, to make room), never ``bestmove`` or replies;
-  and the server stops reading a client's input until it reads its output, so a client that
-  never reads cannot make the server buffer without bound.  A client that reads nothing for
-  ``write_timeout_s`` while output is pending is disconnected.
+* backpressure — output waits in a bounded buffer (:class:`TcpSink`).  Above
+  ``output_buffer_bytes`` search ``info`` lines are dropped (queued ones first, to make room),
+  never ``bestmove`` or replies; and the server stops reading a client's input until it reads
+  its output, so a client that never reads cannot make the server buffer without bound.  A
+  client that reads nothing for ``write_timeout_s`` while output is pending is disconnected.
 * ``token`` — required when binding anything but loopback: the first line must be
   ``auth <token>``, compared in constant time.
 * ``eval_file_dir`` — ``setoption name EvalFile`` reads a file on the server's machine, so by
   default it is refused; with a directory, a client may name the files in it and nothing
   else (:class:`~protocol.uci.options.EvalFileAccess`).
 
-Shutdown (:meth:`TcpServer.shutdown`, on SIGTERM/SIGINT in ``brudno serve``): stop accepting,
-stop every search, deliver each searching client its ``bestmove``, close, all within
-``shutdown_timeout_s``; stragglers are then cut off and their workers killed.
+Shutdown (:meth:`TcpServer.shutdown`; :func:`serve_until` calls it when its ``stop`` event
+is set, which ``brudno serve`` does on SIGTERM/SIGINT): stop accepting, stop every search,
+deliver each searching client its ``bestmove``, close, all within ``shutdown_timeout_s``;
+stragglers are then cut off and their workers killed.
 
-Logs: one line per connection event on the ``protocol.transports.tcp.server`` logger, as
-``key=value`` pairs with the session id (``event=open session=s12 peer=10.0.0.5:51234``), to stderr.
+Logs: one line per connection event on this module's logger (:data:`log`), as ``key=value``
+pairs with the session id (``event=open session=s12 peer=10.0.0.5:51234``), to stderr.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import enum
 import hmac
-import ipaddress
 import itertools
 import logging
-import math
-import os
-import signal
 import socket
-import sys
 import time
-from collections import Counter, deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections import deque
+from dataclasses import dataclass
 from types import TracebackType
-from typing import Generic, Self, TypeVar
+from typing import Self
 
-from brudno.argtypes import positive_int
 from protocol.transports.events import log_line
+from protocol.transports.tcp.config import ServerConfig
+from protocol.transports.tcp.lines import READ_CHUNK, InputEvent, LineReader
+from protocol.transports.tcp.memory import MemoryBudget
+from protocol.transports.tcp.pending_auth import PendingAuth, address_key
+from protocol.transports.tcp.sink import TcpSink
+from protocol.transports.tcp.wire import AUTH_COMMAND, AUTH_FAILED, PENDING_FULL, RETRY_LATER
 from protocol.uci.formatting import error_line, info_string
-from protocol.uci.options import EvalFileAccess
 from protocol.uci.runner import SearchRunner
-from protocol.uci.session import MAX_LINE_LENGTH, EngineSession, State
-from protocol.uci.workers import ProcessRunner, preload_in_workers, warm_up
+from protocol.uci.session import EngineSession, State
+from protocol.uci.workers import ProcessRunner, warm_up
+
+__all__ = ["CloseReason", "Connection", "TcpServer", "close_gracefully", "log", "serve_until"]
 
 log = logging.getLogger(__name__)
+"""Every connection event is logged here; the application sets its level
+(``brudno serve --no-connection-log``)."""
 
-DEFAULT_PORT = 4000
-RETRY_LATER = "try again later"
-"""Ends every refusal for lack of capacity, so clients (``brudno ping``) can tell "busy"
-from "broken"."""
-TOKEN_ENV = "BRUDNO_TOKEN"
-"""Environment variable a token is read from, so it stays out of process listings."""
-
-READ_CHUNK = 1 << 16
 INBOX_LINES = 16
 """Input lines read ahead of the session; beyond that, further input waits in the socket."""
 LINGER_S = 1.0
@@ -100,102 +101,30 @@ AUTH_FAILURE_DELAY_S = 0.25
 """A wrong token is answered only after this pause: it makes guessing slow, costs us nothing."""
 KEEPALIVE = {"TCP_KEEPIDLE": 60, "TCP_KEEPINTVL": 15, "TCP_KEEPCNT": 4}
 """Keep-alive probing (seconds, seconds, probes): a peer that vanished is noticed in ~2 min."""
-PENDING_FULL = f"too many connections waiting to authenticate; {RETRY_LATER}"
-"""Said to a pending connection evicted to make room for a newer one (see :class:`PendingAuth`);
-it ends in :data:`RETRY_LATER` because it is a matter of capacity, not of a wrong token."""
-AUTH_FAILED = "authentication failed"
-"""How the server's answer to a wrong or missing ``auth`` line begins (after ``info string
-error:``), so clients can recognise it."""
-AUTH_EVICTED = "auth evicted"
-"""The ``close`` reason of an evicted pending connection."""
-
-K = TypeVar("K")
 
 
-class ServerConfigError(ValueError):
-    """A configuration the server refuses to start with (explained in the message)."""
+class CloseReason(enum.StrEnum):
+    """Why a connection ended: the ``reason=`` of its ``event=close`` log line.
 
+    The fixed causes are these members.  A few reasons are composed from them or carry a
+    detail, and are plain text: ``eof before authenticating`` (an :class:`InputEvent` before
+    the ``auth`` line), ``eof, then <reason>`` (the connection ended while a job finished
+    after end of input), and the sink's own words when output could no longer be delivered
+    (``client read nothing for 60 s``, see :attr:`TcpSink.lost`).
+    """
 
-@dataclass(frozen=True, slots=True)
-class ServerConfig:
-    host: str = "127.0.0.1"
-    port: int = DEFAULT_PORT
-    """0 picks a free port (see :attr:`TcpServer.port`)."""
-    max_sessions: int = 64
-    """Authenticated sessions at once (each may own a worker process and a Hash table)."""
-    max_pending_auth: int = 16
-    """Connections still waiting to send ``auth`` (only with a token), kept apart from
-    ``max_sessions`` so that silent sockets cannot take the session slots; when full, the
-    oldest pending connection is evicted (see :class:`PendingAuth`)."""
-    max_pending_per_address: int = 4
-    """Of those, how many one client address may hold (IPv6: one /64); beyond it the
-    address's own oldest pending connection is evicted, so one host's flood cannot evict
-    anyone else.  Behind a proxy every client has the proxy's address: raise it to
-    ``max_pending_auth`` there."""
-    token: str | None = None
-    max_memory_mb: int = 2048
-    """Upper bound on the sum of the sessions' Hash sizes (MiB)."""
-    max_line_bytes: int = MAX_LINE_LENGTH
-    idle_timeout_s: float | None = 1800.0
-    auth_timeout_s: float = 10.0
-    output_buffer_bytes: int = 1 << 16
-    write_timeout_s: float = 60.0
-    send_buffer_bytes: int | None = None
-    """SO_SNDBUF of client sockets: caps the kernel's share of a slow reader's backlog too
-    (``None`` keeps the kernel's autotuning, up to several MiB per connection)."""
-    shutdown_timeout_s: float = 5.0
-    runner_factory: Callable[[int], SearchRunner] = field(default=ProcessRunner)
-    """Builds a session's runner from its Hash size; worker processes unless a test says so."""
-    eval_file_dir: Path | None = None
-    """The directory ``EvalFile`` values name files in; ``None`` refuses every file."""
-
-    def eval_files(self) -> EvalFileAccess:
-        """The sessions' ``EvalFile`` policy; :class:`ServerConfigError` if the directory is
-        unusable."""
-        try:
-            return EvalFileAccess.for_server(self.eval_file_dir)
-        except ValueError as exc:
-            raise ServerConfigError(f"--eval-file-dir: {exc}") from None
-
-    def check(self) -> None:
-        """Raise :class:`ServerConfigError` for settings that are unsafe or meaningless."""
-        if self.token is not None and not self.token.strip():
-            raise ServerConfigError("the token is empty")
-        if self.token is not None and any(c.isspace() for c in self.token):
-            raise ServerConfigError("the token must not contain whitespace")
-        if self.token is None and not is_loopback(self.host):
-            raise ServerConfigError(
-                f"binding to {self.host!r} (not loopback) requires a token: pass --token, "
-                f"--token-file or set {TOKEN_ENV}"
-            )
-        if not 0 <= self.port <= 65535:
-            raise ServerConfigError(f"port {self.port} out of range 0..65535")
-        for name in ("max_sessions", "max_pending_auth", "max_pending_per_address",
-                     "max_memory_mb", "max_line_bytes", "output_buffer_bytes"):
-            if getattr(self, name) < 1:
-                raise ServerConfigError(f"{name} must be at least 1")
-        if not (self.auth_timeout_s > 0 and math.isfinite(self.auth_timeout_s)):
-            raise ServerConfigError("auth_timeout_s must be a positive number of seconds")
-        self.eval_files()
-
-
-def is_loopback(host: str) -> bool:
-    """True when every address ``host`` names is a loopback address (so nothing else can
-    reach it).  Unresolvable names and the wildcard (``""``, ``0.0.0.0``, ``::``) are not."""
-    if not host:
-        return False
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        pass
-    try:
-        infos = socket.getaddrinfo(host, None)
-    except OSError:
-        return False
-    addresses = {info[4][0] for info in infos}
-    return bool(addresses) and all(
-        ipaddress.ip_address(str(a).split("%")[0]).is_loopback for a in addresses
-    )
+    QUIT = "quit"
+    EOF = "eof"
+    IDLE = "idle timeout"
+    SHUTDOWN = "shutdown"
+    RESET = "connection reset"
+    INTERNAL_ERROR = "internal error"
+    AUTH_TIMEOUT = "auth timeout"
+    AUTH_FAILED = "auth failed"
+    AUTH_EVICTED = "auth evicted"
+    """Evicted from the pending-auth budget to make room for a newer connection."""
+    REFUSED_FULL = "refused: full"
+    REFUSED_MEMORY = "refused: memory"
 
 
 def _event(event: str, session: str | None = None, **fields: object) -> None:
@@ -205,302 +134,31 @@ def _event(event: str, session: str | None = None, **fields: object) -> None:
         log.info("%s", log_line(event, **fields))
 
 
-# -- memory accounting -----------------------------------------------------------------------
-class MemoryBudget:
-    """The sessions' Hash sizes, held against one limit (MiB)."""
-
-    def __init__(self, limit_mb: int) -> None:
-        self.limit_mb = limit_mb
-        self._held: dict[str, int] = {}
-
-    @property
-    def used_mb(self) -> int:
-        return sum(self._held.values())
-
-    def admit(self, session: str, mb: int) -> bool:
-        """Reserve ``mb`` for a new session; False (nothing reserved) if it would not fit."""
-        if self.used_mb + mb > self.limit_mb:
-            return False
-        self._held[session] = mb
-        return True
-
-    def request(self, session: str, mb: int) -> str | None:
-        """Change a session's reservation (the session's ``hash_budget`` hook)."""
-        others = self.used_mb - self._held.get(session, 0)
-        if others + mb > self.limit_mb:
-            return (
-                f"Hash {mb} MiB exceeds the server's memory limit "
-                f"({self.limit_mb} MiB, {others} MiB held by other sessions; "
-                f"at most {max(0, self.limit_mb - others)} MiB available)"
-            )
-        self._held[session] = mb
-        return None
-
-    def release(self, session: str) -> None:
-        self._held.pop(session, None)
-
-
-# -- connections waiting to authenticate ----------------------------------------------------
-def address_key(host: str) -> str:
-    """The client address pending connections are counted under (``max_pending_per_address``).
-
-    An IPv4 address as it is; IPv6 by its /64, because one host or home usually owns a whole
-    /64 and could otherwise take a fresh address for every connection; an IPv4-mapped IPv6
-    address as the IPv4 address it is.  Anything else (a Unix socket path) as given.
-    """
-    try:
-        ip = ipaddress.ip_address(host.partition("%")[0])
-    except ValueError:
-        return host
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.IPv6Network((ip, 64), strict=False))
-    return str(ip)
-
-
-class PendingAuth(Generic[K]):
-    """Connections that have not sent their first line yet, held against their own budget.
-
-    Bookkeeping only: :meth:`admit` registers a newcomer and names the connection that must
-    make room, the caller evicts it.  The newcomer is always admitted and the oldest pending
-    connection pays, because a pending connection's only job is to send one line and a real
-    client sends it at once: refusing the newcomer instead would let whoever holds the budget
-    with silent sockets keep everyone out (issue 12), while evicting the oldest forces an
-    attacker to flood faster than one round trip of every real client.  Who pays:
-
-    * an address already holding ``per_address`` pending connections gives up its own oldest,
-      so a flood from one address churns only that address's connections;
-    * otherwise, when ``limit`` are pending, the oldest connection of the address holding the
-      most, so many-address floods also hit themselves first.
-    """
-
-    def __init__(self, limit: int, per_address: int) -> None:
-        self.limit = limit
-        self.per_address = per_address
-        self._waiting: dict[K, str] = {}
-        """Pending connection → its address key, oldest first (dicts keep insertion order)."""
-
-    def __len__(self) -> int:
-        return len(self._waiting)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._waiting
-
-    def admit(self, key: K, address: str) -> K | None:
-        """Register ``key`` as pending from ``address``; returns the connection to evict
-        (already forgotten here), or ``None`` when there was room."""
-        victim: K | None = None
-        mine = [k for k, a in self._waiting.items() if a == address]
-        if len(mine) >= self.per_address:
-            victim = mine[0]
-        elif len(self._waiting) >= self.limit:
-            counts = Counter(self._waiting.values())
-            most = max(counts.values())
-            victim = next(k for k, a in self._waiting.items() if counts[a] == most)
-        if victim is not None:
-            del self._waiting[victim]
-        self._waiting[key] = address
-        return victim
-
-    def leave(self, key: K) -> None:
-        """``key`` is no longer pending (it sent a line, or closed); idempotent."""
-        self._waiting.pop(key, None)
-
-
-# -- output ----------------------------------------------------------------------------------
-class TcpSink:
-    """A session's output, bounded: written straight to the socket while the client keeps up,
-    queued (and drained by :meth:`run`) while it does not.
-
-    ``buffered`` counts our queue plus the transport's own buffer.  Above the high-water mark
-    ``droppable`` lines are refused and queued ones are purged when a line that must be
-    delivered arrives; the connection stops reading input until the sink is :meth:`writable`
-    again (``on_progress`` says when to look).
-    """
-
-    def __init__(self, writer: asyncio.StreamWriter, *, high_water: int,
-                 write_timeout_s: float, on_lost: Callable[[str], None],
-                 on_progress: Callable[[], None] | None = None) -> None:
-        self._writer = writer
-        self._transport = writer.transport
-        self._high = high_water
-        self._transport.set_write_buffer_limits(high=high_water)
-        self._write_timeout = write_timeout_s
-        self._on_lost = on_lost
-        self._on_progress = on_progress or (lambda: None)
-        self._queue: deque[tuple[bytes, bool]] = deque()
-        self._queued = 0
-        self._wakeup = asyncio.Event()
-        self._closing = False
-        self.lost: str | None = None
-        """Why output can no longer be delivered (``None`` while the connection is fine)."""
-        self.lines = 0
-        self.dropped = 0
-        self.peak = 0
-        """The most bytes ever buffered (our queue plus the transport's): the bound, observed."""
-
-    @property
-    def buffered(self) -> int:
-        return self._queued + self._transport.get_write_buffer_size()
-
-    def send(self, line: str, *, droppable: bool = False) -> None:
-        if self.lost is not None or self._closing:
-            return
-        data = (line + "\n").encode("utf-8", errors="replace")
-        if self.buffered + len(data) > self._high:
-            if droppable:
-                self.dropped += 1
-                return
-            self._purge_droppable()
-        if not self._queue and self._transport.get_write_buffer_size() <= self._high:
-            # The client keeps up: straight to the socket, no task switch.
-            if self._transport.is_closing():
-                self._lose("connection closed")
-                return
-            self._transport.write(data)
-            self.lines += 1
-            if self._transport.get_write_buffer_size() > self._high:
-                self._wakeup.set()  # the writer waits for the client to catch up
-        else:
-            self._queue.append((data, droppable))
-            self._queued += len(data)
-            self._wakeup.set()
-        self.peak = max(self.peak, self.buffered)
-
-    def _purge_droppable(self) -> None:
-        kept = deque(item for item in self._queue if not item[1])
-        self.dropped += len(self._queue) - len(kept)
-        self._queue = kept
-        self._queued = sum(len(data) for data, _ in kept)
-
-    def writable(self) -> bool:
-        return self.lost is not None or self.buffered <= self._high
-
-    def probe(self) -> None:
-        """Write an empty line to learn whether the client is still there.
-
-        A client that closed its socket entirely answers data with a reset, which the next
-        write reports; until then a half-closed client and a gone one look alike.  UCI
-        clients skip empty lines (``perft`` prints one itself).
-        """
-        self.send("")
-        if self.lost is None and self._transport.is_closing():
-            self._lose("connection closed")
-
-    async def run(self) -> None:
-        """Drain what the client has not taken yet, until closed; never raises for I/O."""
-        writer = self._writer
-        try:
-            while True:
-                await self._wakeup.wait()
-                self._wakeup.clear()
-                while True:
-                    if self._queue:
-                        writer.write(b"".join(data for data, _ in self._queue))
-                        self.lines += len(self._queue)
-                        self._queue.clear()
-                        self._queued = 0
-                    if self._transport.get_write_buffer_size() <= self._high:
-                        break
-                    try:
-                        await asyncio.wait_for(writer.drain(), self._write_timeout)
-                    except TimeoutError:
-                        self._lose(f"client read nothing for {self._write_timeout:g} s")
-                        return
-                    self._on_progress()
-                self._on_progress()
-                if self._closing:
-                    return
-        except (ConnectionError, OSError) as exc:
-            self._lose(f"write failed: {exc.__class__.__name__}")
-
-    def _lose(self, why: str) -> None:
-        if self.lost is None:
-            self.lost = why
-            self._queue.clear()
-            self._queued = 0
-            self._on_lost(why)
-            self._on_progress()
-
-    def close(self) -> None:
-        """No more lines: :meth:`run` flushes what is queued and returns."""
-        self._closing = True
-        self._wakeup.set()
-
-
-# -- input -----------------------------------------------------------------------------------
-class _Input(enum.Enum):
-    EOF = "eof"
-    TOO_LONG = "too long"
-
-
 @dataclass(frozen=True, slots=True)
 class _Interrupted:
-    """The connection must end for a reason outside its input (shutdown, a broken socket)."""
+    """The connection must end for a reason outside its input (shutdown, a broken socket):
+    a :class:`CloseReason`, or the sink's words when output was lost."""
 
     reason: str
-
-
-class _LineReader:
-    """Splits the byte stream into lines, never holding more than one line's worth.
-
-    A line longer than the limit is reported once and skipped up to its newline.  Accepts LF
-    and CRLF; undecodable bytes become U+FFFD, so garbage reaches the parser as an unknown
-    command instead of breaking the connection.
-    """
-
-    def __init__(self, reader: asyncio.StreamReader, max_bytes: int) -> None:
-        self._reader = reader
-        self._max = max_bytes
-        self._buffer = bytearray()
-        self._discarding = False
-        self._eof = False
-
-    async def readline(self) -> str | _Input:
-        buffer = self._buffer
-        while True:
-            end = buffer.find(b"\n")
-            if end >= 0:
-                raw = bytes(buffer[:end])
-                del buffer[: end + 1]
-                if self._discarding:
-                    self._discarding = False
-                    continue
-                if len(raw) > self._max:
-                    return _Input.TOO_LONG
-                return raw.decode("utf-8", errors="replace")
-            if len(buffer) > self._max:
-                buffer.clear()
-                if not self._discarding:
-                    self._discarding = True
-                    return _Input.TOO_LONG
-            if self._eof:
-                if buffer and not self._discarding:
-                    raw = bytes(buffer)
-                    buffer.clear()
-                    return raw.decode("utf-8", errors="replace")
-                buffer.clear()
-                return _Input.EOF
-            chunk = await self._reader.read(READ_CHUNK)
-            if not chunk:
-                self._eof = True
-            else:
-                buffer += chunk
 
 
 # -- one connection --------------------------------------------------------------------------
 class Connection:
     """One client: its socket, its session (once authenticated) and its output sink."""
 
-    def __init__(self, server: TcpServer, sid: str, reader: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self,
+        server: TcpServer,
+        sid: str,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
         self._server = server
         self._config = server.config
         self.sid = sid
         self._reader = reader
         self._writer = writer
-        self._lines = _LineReader(reader, self._config.max_line_bytes)
+        self._lines = LineReader(reader, self._config.max_line_bytes)
         self._interrupt: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._sink = TcpSink(
             writer,
@@ -509,7 +167,7 @@ class Connection:
             on_lost=self._interrupt_with,
             on_progress=self._poke,
         )
-        self._inbox: deque[str | _Input] = deque()
+        self._inbox: deque[str | InputEvent] = deque()
         """Lines read ahead of the session (at most :data:`INBOX_LINES`)."""
         self._room = asyncio.Event()
         """Set while the reader may read more: the inbox has room."""
@@ -545,17 +203,17 @@ class Connection:
             waiter.set_result(None)
 
     def request_shutdown(self) -> None:
-        self._interrupt_with("shutdown")
+        self._interrupt_with(CloseReason.SHUTDOWN)
 
     def evict(self) -> None:
         """Give up this connection's pending-auth place to a newer one: it is told
         :data:`PENDING_FULL` and closed.  Only the server calls it, and only while the
         connection has sent no line (see :class:`PendingAuth`)."""
-        self._interrupt_with(AUTH_EVICTED)
+        self._interrupt_with(CloseReason.AUTH_EVICTED)
 
     async def run(self) -> None:
         started = time.monotonic()
-        reason = "internal error"
+        reason: str = CloseReason.INTERNAL_ERROR
         _tune_socket(self._writer, self._config.send_buffer_bytes)
         try:
             async with asyncio.TaskGroup() as group:
@@ -571,9 +229,14 @@ class Connection:
         finally:
             await self._teardown()
             _event(
-                "close", self.sid, reason=reason, peer=self.peer,
-                duration_s=f"{time.monotonic() - started:.3f}", lines_in=self.lines_in,
-                lines_out=self._sink.lines, dropped_info=self._sink.dropped,
+                "close",
+                self.sid,
+                reason=reason,
+                peer=self.peer,
+                duration_s=f"{time.monotonic() - started:.3f}",
+                lines_in=self.lines_in,
+                lines_out=self._sink.lines,
+                dropped_info=self._sink.dropped,
             )
 
     async def _teardown(self) -> None:
@@ -602,7 +265,7 @@ class Connection:
                 why = f"server full ({config.max_sessions} sessions); {RETRY_LATER}"
                 self._sink.send(info_string(f"error: {why}"))
                 _event("refused", self.sid, reason=why, peer=self.peer)
-                return "refused: full"
+                return CloseReason.REFUSED_FULL
         session = EngineSession(
             self._sink,
             runner_factory=self._make_runner,
@@ -613,12 +276,14 @@ class Connection:
         hash_mb = session.options.get_int("Hash")
         if not self._server.memory.admit(self.sid, hash_mb):
             memory = self._server.memory
-            self._sink.send(info_string(
-                f"error: server memory limit reached ({memory.used_mb} of {memory.limit_mb} "
-                f"MiB held by other sessions); {RETRY_LATER}"
-            ))
+            self._sink.send(
+                info_string(
+                    f"error: server memory limit reached ({memory.used_mb} of {memory.limit_mb} "
+                    f"MiB held by other sessions); {RETRY_LATER}"
+                )
+            )
             _event("refused", self.sid, reason="max_memory", peer=self.peer)
-            return "refused: memory"
+            return CloseReason.REFUSED_MEMORY
         _event("session", self.sid, peer=self.peer, hash_mb=hash_mb)
         return await self._converse(session)
 
@@ -632,27 +297,26 @@ class Connection:
         if item is None:
             self._sink.send(info_string("error: authentication timed out"))
             _event("auth_failed", self.sid, reason="timeout", peer=self.peer)
-            return "auth timeout"
+            return CloseReason.AUTH_TIMEOUT
         if isinstance(item, _Interrupted):
-            if item.reason == AUTH_EVICTED:
+            if item.reason == CloseReason.AUTH_EVICTED:
                 self._sink.send(info_string(f"error: {PENDING_FULL}"))
-                _event("auth_evicted", self.sid, peer=self.peer,
-                       pending=self._server.pending_auth)
+                _event("auth_evicted", self.sid, peer=self.peer, pending=self._server.pending_auth)
             return item.reason
-        if isinstance(item, _Input):
+        if isinstance(item, InputEvent):
             return f"{item.value} before authenticating"
         self.lines_in += 1
         words = item.split(None, 1)
-        given = words[1].strip() if len(words) == 2 and words[0] == "auth" else ""
+        given = words[1].strip() if len(words) == 2 and words[0] == AUTH_COMMAND else ""
         if hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8")):
             _event("auth_ok", self.sid, peer=self.peer)
             return None
         await asyncio.sleep(AUTH_FAILURE_DELAY_S)
-        self._sink.send(info_string(
-            f"error: {AUTH_FAILED} (the first line must be 'auth <token>')"
-        ))
+        self._sink.send(
+            info_string(f"error: {AUTH_FAILED} (the first line must be 'auth <token>')")
+        )
         _event("auth_failed", self.sid, reason="wrong token", peer=self.peer)
-        return "auth failed"
+        return CloseReason.AUTH_FAILED
 
     async def _converse(self, session: EngineSession) -> str:
         idle = self._config.idle_timeout_s
@@ -661,26 +325,28 @@ class Connection:
             item = await self._next_input(idle)
             if isinstance(item, str):
                 self.lines_in += 1
-                if first and item.split(None, 1)[:1] == ["auth"]:
+                if first and item.split(None, 1)[:1] == [AUTH_COMMAND]:
                     # A client configured with a token, on a server without one: fine, and
                     # the token must not be echoed back in an "unknown command" error.
                     first = False
                     continue
                 first = False
                 if not await session.handle(item):
-                    return "quit"
-            elif item is _Input.TOO_LONG:
-                self._sink.send(error_line(
-                    "line too long", f"more than {self._config.max_line_bytes} bytes; ignored"
-                ))
-            elif item is _Input.EOF:
+                    return CloseReason.QUIT
+            elif item is InputEvent.TOO_LONG:
+                self._sink.send(
+                    error_line(
+                        "line too long", f"more than {self._config.max_line_bytes} bytes; ignored"
+                    )
+                )
+            elif item is InputEvent.EOF:
                 return await self._finish(session)
             elif item is None:
                 if session.state is not State.IDLE:
                     continue  # a long analysis is not idleness
                 self._sink.send(info_string(f"error: idle for {idle:g} s; closing"))
                 await self._end_search(session)
-                return "idle timeout"
+                return CloseReason.IDLE
             else:
                 await self._end_search(session)
                 return item.reason
@@ -692,7 +358,7 @@ class Connection:
             try:
                 item = await self._lines.readline()
             except (ConnectionError, OSError):
-                self._interrupt_with("connection reset")
+                self._interrupt_with(CloseReason.RESET)
                 return
             self._inbox.append(item)
             if not self._first_line_seen:
@@ -703,10 +369,10 @@ class Connection:
             if len(self._inbox) >= INBOX_LINES:
                 self._room.clear()
             self._poke()
-            if item is _Input.EOF:
+            if item is InputEvent.EOF:
                 return
 
-    async def _next_input(self, timeout: float | None) -> str | _Input | _Interrupted | None:
+    async def _next_input(self, timeout: float | None) -> str | InputEvent | _Interrupted | None:
         """The next line or input event; ``None`` when ``timeout`` passes without input.
 
         A line waits in the inbox while the client is not reading our output (backpressure:
@@ -752,8 +418,11 @@ class Connection:
         finishing = asyncio.ensure_future(session.finish_input())
         written = self._sink.lines
         while True:
-            await asyncio.wait((finishing, self._interrupt), timeout=EOF_PROBE_S,
-                               return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                (finishing, self._interrupt),
+                timeout=EOF_PROBE_S,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
             if finishing.done() or self._interrupt.done():
                 break
             if self._sink.lines == written:
@@ -762,14 +431,14 @@ class Connection:
         if not finishing.done():
             await session.handle("stop")
             await finishing
-            return "eof, then " + self._interrupt.result()
-        return "eof"
+            return f"{CloseReason.EOF}, then {self._interrupt.result()}"
+        return CloseReason.EOF
 
     async def _end_search(self, session: EngineSession) -> None:
         """Stop any search and let its ``bestmove`` through before the connection closes."""
         await session.handle("stop")
         await session.close()
-        if self._interrupt.done() and self._interrupt.result() == "shutdown":
+        if self._interrupt.done() and self._interrupt.result() == CloseReason.SHUTDOWN:
             self._sink.send(info_string("server shutting down"))
 
 
@@ -843,24 +512,41 @@ class TcpServer:
         await self.start()
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         await self.shutdown()
 
     async def start(self) -> None:
         config = self.config
         self._server = await asyncio.start_server(
-            self._on_client, config.host, config.port,
-            limit=max(READ_CHUNK, config.max_line_bytes), reuse_address=True,
+            self._on_client,
+            config.host,
+            config.port,
+            limit=max(READ_CHUNK, config.max_line_bytes),
+            reuse_address=True,
         )
         for address in self.addresses:
-            pending: dict[str, object] = {} if config.token is None else {
-                "max_pending_auth": config.max_pending_auth,
-                "max_pending_per_address": config.max_pending_per_address,
-            }
-            _event("listening", None, address=f"{address[0]}:{address[1]}",
-                   max_sessions=config.max_sessions, max_memory_mb=config.max_memory_mb,
-                   **pending, auth="token" if config.token is not None else "none")
+            pending: dict[str, object] = (
+                {}
+                if config.token is None
+                else {
+                    "max_pending_auth": config.max_pending_auth,
+                    "max_pending_per_address": config.max_pending_per_address,
+                }
+            )
+            _event(
+                "listening",
+                None,
+                address=f"{address[0]}:{address[1]}",
+                max_sessions=config.max_sessions,
+                max_memory_mb=config.max_memory_mb,
+                **pending,
+                auth="token" if config.token is not None else "none",
+            )
 
     @property
     def addresses(self) -> list[tuple[str, int]]:
@@ -909,15 +595,16 @@ class TcpServer:
         the pending-auth budget and can no longer be evicted.  Idempotent."""
         self._pending.leave(connection)
 
-    async def _on_client(self, reader: asyncio.StreamReader,
-                         writer: asyncio.StreamWriter) -> None:
+    async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
         sid = f"s{next(self._ids)}"
         needs_auth = self.config.token is not None
         if self._shutting_down or not (needs_auth or self.claim_session(sid)):
-            why = "server shutting down" if self._shutting_down else (
-                f"server full ({self.config.max_sessions} sessions); {RETRY_LATER}"
+            why = (
+                "server shutting down"
+                if self._shutting_down
+                else (f"server full ({self.config.max_sessions} sessions); {RETRY_LATER}")
             )
             self._refusing.add(task)
             try:
@@ -931,8 +618,14 @@ class TcpServer:
             victim = self._pending.admit(connection, connection.address)
             if victim is not None:
                 victim.evict()
-        _event("open", sid, peer=connection.peer, connections=len(self._connections),
-               pending=len(self._pending), sessions=len(self._sessions))
+        _event(
+            "open",
+            sid,
+            peer=connection.peer,
+            connections=len(self._connections),
+            pending=len(self._pending),
+            sessions=len(self._sessions),
+        )
         try:
             await connection.run()
         finally:
@@ -940,11 +633,16 @@ class TcpServer:
             self._pending.leave(connection)
             self._sessions.discard(sid)
 
-    async def _refuse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                      sid: str, why: str) -> None:
+    async def _refuse(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, sid: str, why: str
+    ) -> None:
         peer = writer.get_extra_info("peername")
-        _event("refused", sid, reason=why, peer=f"{peer[0]}:{peer[1]}"
-               if isinstance(peer, tuple) else peer)
+        _event(
+            "refused",
+            sid,
+            reason=why,
+            peer=f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else peer,
+        )
         try:
             writer.write((info_string(f"error: {why}") + "\n").encode())
             await asyncio.wait_for(writer.drain(), LINGER_S)
@@ -987,136 +685,15 @@ class TcpServer:
         self._stopped.set()
 
 
-# -- brudno serve ----------------------------------------------------------------------------
-def _positive_seconds(text: str) -> float:
-    """A finite, positive number of seconds (argparse type): an auth timeout of 0, a
-    negative one or ``nan`` would close every connection before it could authenticate."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
-    return value
+async def serve_until(config: ServerConfig, stop: asyncio.Event) -> None:
+    """Run a server until ``stop`` is set, then shut down gracefully (:meth:`TcpServer.shutdown`).
 
-
-def configure_serve(parser: argparse.ArgumentParser) -> None:
-    defaults = ServerConfig()
-    parser.add_argument("--host", default=defaults.host,
-                        help="address to bind (default: loopback; others require a token)")
-    parser.add_argument("--port", type=int, default=defaults.port,
-                        help=f"TCP port (default {defaults.port}; 0 picks a free one)")
-    parser.add_argument("--max-sessions", type=positive_int, default=defaults.max_sessions,
-                        help="concurrent sessions; with a token, only authenticated clients "
-                        "count (default %(default)s)")
-    parser.add_argument("--max-pending-auth", type=positive_int,
-                        default=defaults.max_pending_auth, metavar="N",
-                        help="connections that have not sent 'auth' yet; when full, the "
-                        "oldest is closed to make room (default %(default)s)")
-    parser.add_argument("--max-pending-per-address", type=positive_int,
-                        default=defaults.max_pending_per_address, metavar="N",
-                        help="of those, per client address (IPv6: per /64); behind a proxy "
-                        "raise it to --max-pending-auth (default %(default)s)")
-    parser.add_argument("--auth-timeout", type=_positive_seconds,
-                        default=defaults.auth_timeout_s, metavar="SECONDS",
-                        help="close a connection that has not authenticated after this long "
-                        "(default %(default)s)")
-    parser.add_argument("--max-memory-mb", type=positive_int, default=defaults.max_memory_mb,
-                        help="total Hash of all sessions in MiB (default %(default)s)")
-    parser.add_argument("--token", help=f"shared secret clients send as 'auth <token>'; "
-                        f"prefer --token-file or ${TOKEN_ENV} (command lines are visible "
-                        "to other users)")
-    parser.add_argument("--token-file", type=Path,
-                        help="read the token from this file (e.g. a container secret)")
-    parser.add_argument("--token-env", default=TOKEN_ENV, metavar="NAME",
-                        help="environment variable holding the token (default %(default)s)")
-    parser.add_argument("--idle-timeout", type=float, default=defaults.idle_timeout_s,
-                        metavar="SECONDS", help="close sessions idle this long; 0 = never "
-                        "(default %(default)s)")
-    parser.add_argument("--max-line-bytes", type=positive_int,
-                        default=defaults.max_line_bytes, help="longest input line accepted")
-    parser.add_argument("--shutdown-timeout", type=float, default=defaults.shutdown_timeout_s,
-                        metavar="SECONDS", help="on SIGTERM/SIGINT, time given to searches "
-                        "and clients before connections are cut (default %(default)s)")
-    parser.add_argument("--no-connection-log", action="store_true",
-                        help="do not log connection events to stderr")
-    parser.add_argument("--eval-file-dir", type=Path, metavar="DIR",
-                        help="clients may load EvalFile weights from the files in DIR, and "
-                        "no others (default: EvalFile refuses every file)")
-
-
-
-
-def resolve_token(token: str | None, token_file: Path | None, token_env: str) -> str | None:
-    """The token from the first source given: the option, the file, the variable
-    ``token_env``, or the file named by ``<token_env>_FILE`` (how container secrets arrive;
-    it lets the health check find the same token as the server)."""
-    if token is not None:
-        return token
-    if token_file is None:
-        value = os.environ.get(token_env)
-        if value:
-            return value
-        named = os.environ.get(f"{token_env}_FILE")
-        if not named:
-            return None
-        token_file = Path(named)
-    return token_file.read_text(encoding="utf-8").strip()
-
-
-def run_serve(args: argparse.Namespace) -> int:
-    preload_in_workers("brudno.cli")  # the entry module every worker imports
-    if not args.no_connection_log:
-        log.setLevel(min(log.getEffectiveLevel(), logging.INFO))
-    try:
-        token = resolve_token(args.token, args.token_file, args.token_env)
-    except OSError as exc:
-        print(f"brudno serve: cannot read the token file: {exc}", file=sys.stderr)
-        return 2
-    config = ServerConfig(
-        host=args.host,
-        port=args.port,
-        max_sessions=args.max_sessions,
-        max_pending_auth=args.max_pending_auth,
-        max_pending_per_address=args.max_pending_per_address,
-        auth_timeout_s=args.auth_timeout,
-        max_memory_mb=args.max_memory_mb,
-        token=token,
-        idle_timeout_s=args.idle_timeout if args.idle_timeout > 0 else None,
-        max_line_bytes=args.max_line_bytes,
-        shutdown_timeout_s=max(0.0, args.shutdown_timeout),
-        eval_file_dir=args.eval_file_dir,
-    )
-    try:
-        config.check()
-    except ServerConfigError as exc:
-        print(f"brudno serve: {exc}", file=sys.stderr)
-        return 2
-    try:
-        return asyncio.run(serve(config))
-    except OSError as exc:
-        print(f"brudno serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
-        return 1
-
-
-async def serve(config: ServerConfig, *, ready: Callable[[TcpServer], None] | None = None) -> int:
-    """Run a server until SIGTERM or SIGINT, then shut down gracefully; returns 0."""
+    The caller decides what ``stop`` means (``brudno serve`` sets it on SIGTERM/SIGINT), so
+    the library installs no signal handler.  With worker processes, the fork server is
+    started first, off the event loop: it imports the engine, and the first client should not
+    wait for that (nor should the loop, which answers ``isready`` meanwhile).
+    """
     if config.runner_factory is ProcessRunner:
         await asyncio.to_thread(warm_up)
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    installed = []
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signum, stop.set)
-            installed.append(signum)
-    try:
-        async with TcpServer(config) as server:
-            if ready is not None:
-                ready(server)
-            await stop.wait()
-    finally:
-        for signum in installed:
-            loop.remove_signal_handler(signum)
-    return 0
-
+    async with TcpServer(config):
+        await stop.wait()

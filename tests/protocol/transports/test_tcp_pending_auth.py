@@ -13,16 +13,10 @@ import re
 import chess
 import pytest
 
-from brudno.cli import build_parser
-from protocol.transports.tcp.server import (
-    PENDING_FULL,
-    RETRY_LATER,
-    PendingAuth,
-    ServerConfig,
-    ServerConfigError,
-    TcpServer,
-    address_key,
-)
+from protocol.transports.tcp.config import ServerConfig, ServerConfigError
+from protocol.transports.tcp.pending_auth import PendingAuth, address_key
+from protocol.transports.tcp.server import TcpServer
+from protocol.transports.tcp.wire import PENDING_FULL, RETRY_LATER
 from tests.support.tcp_helpers import (
     TcpClient,
     env_without_token,
@@ -177,20 +171,9 @@ def test_address_keys() -> None:
     assert address_key("/run/brudno.sock") == "/run/brudno.sock"
 
 
-def test_pending_limits_are_options_and_checked() -> None:
-    parser = build_parser()
-    args = parser.parse_args(["serve", "--max-pending-auth", "32",
-                              "--max-pending-per-address", "8", "--auth-timeout", "2.5"])
-    assert (args.max_pending_auth, args.max_pending_per_address, args.auth_timeout) == (
-        32, 8, 2.5
-    )
-    defaults = parser.parse_args(["serve"])
-    assert defaults.max_pending_auth == ServerConfig().max_pending_auth == 16
-    assert defaults.max_pending_per_address == ServerConfig().max_pending_per_address == 4
-    for bad in (["--max-pending-auth", "0"], ["--max-pending-per-address", "-1"],
-                ["--auth-timeout", "0"], ["--auth-timeout", "nan"]):
-        with pytest.raises(SystemExit):
-            parser.parse_args(["serve", *bad])
+def test_pending_limits_are_checked() -> None:
+    """The options' half (``brudno serve --max-pending-auth`` …) is in
+    tests/brudno/test_serve_cli.py."""
     for field in ("max_pending_auth", "max_pending_per_address"):
         with pytest.raises(ServerConfigError, match=field):
             TcpServer(ServerConfig(**{field: 0}))

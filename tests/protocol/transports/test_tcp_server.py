@@ -14,13 +14,9 @@ import chess.engine
 import pytest
 
 from protocol.transports.connect import open_uci_tcp
-from protocol.transports.tcp.server import (
-    RETRY_LATER,
-    ServerConfig,
-    ServerConfigError,
-    TcpServer,
-    is_loopback,
-)
+from protocol.transports.tcp.config import ServerConfig, ServerConfigError, is_loopback
+from protocol.transports.tcp.server import TcpServer
+from protocol.transports.tcp.wire import RETRY_LATER
 from tests.support.tcp_helpers import TcpClient, running_server, wait_until, worker_pids
 
 CLIENTS = 32

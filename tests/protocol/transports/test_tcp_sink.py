@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
-from protocol.transports.tcp.server import TcpSink
+from protocol.transports.tcp.sink import TcpSink
 
 
 class StuckTransport:

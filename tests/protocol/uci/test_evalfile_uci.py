@@ -32,7 +32,7 @@ from engine.score import Cp
 from engine.search import Searcher
 from games.chess_game import default_evaluator
 from games.registry import get_variant
-from protocol.transports.tcp.server import ServerConfig, ServerConfigError
+from protocol.transports.tcp.config import ServerConfig, ServerConfigError
 from protocol.uci.runner import run_search
 from tests.support.tcp_helpers import TcpClient, running_server
 from tests.support.uci_process import UciProcess

@@ -13,7 +13,7 @@ import json
 import re
 
 from brudno.cli import build_parser
-from protocol.transports.tcp import server as tcp
+from brudno.commands import serve
 from tests.support.paths import REPO
 
 FORMULA = re.compile(
@@ -45,7 +45,7 @@ def test_compose_memory_limit_follows_the_documented_formula() -> None:
     command = re.search(r"command:\s*(\[[^\]]*\])", service)
     assert command, "the brudno service has no command list"
     args = build_parser().parse_args(json.loads(command[1]))
-    assert args.run is tcp.run_serve
+    assert args.run is serve.run
 
     formula = FORMULA.search(deploy)
     assert formula, "docs/deploy.md no longer states the memory formula"

@@ -1,0 +1,229 @@
+"""``brudno serve``: many UCI sessions over TCP, one per connection (the container's entry point).
+
+Command line and environment → :class:`~protocol.transports.tcp.config.ServerConfig` →
+:func:`~protocol.transports.tcp.server.serve_until`, stopped by SIGTERM or SIGINT (a
+supervisor, ``docker stop``, Ctrl-C) through :func:`brudno.signals.run_until_signal`.  The
+server itself is in :mod:`protocol.transports.tcp`; what it does with each setting, and why,
+is in the docstring of :mod:`protocol.transports.tcp.server`.
+
+The token is read from, in order: ``--token``, ``--token-file``, the variable named by
+``--token-env`` (``BRUDNO_TOKEN``), or the file that ``<NAME>_FILE`` names.  The variable and
+the file keep it out of process listings; the ``_FILE`` form is how container secrets arrive.
+``brudno connect`` and ``brudno ping`` read the same sources, so a health check run beside the
+server finds the same token.
+
+Exit status: 0 after a graceful shutdown; 1 when the address cannot be bound; 2 for a
+configuration the server refuses (a public address without a token, an unreadable token file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import enum
+import logging
+import math
+import os
+import sys
+from pathlib import Path
+
+from brudno.argtypes import positive_int
+from brudno.signals import run_until_signal
+from protocol.transports.tcp import server as tcp_server
+from protocol.transports.tcp.config import ServerConfig, ServerConfigError, TokenRequiredError
+from protocol.uci.workers import preload_in_workers
+
+TOKEN_ENV = "BRUDNO_TOKEN"
+"""Environment variable a token is read from, so it stays out of process listings."""
+
+
+class ExitStatus(enum.IntEnum):
+    """``brudno serve``'s exit statuses (documented above; scripts and supervisors read them)."""
+
+    OK = 0
+    CANNOT_LISTEN = 1
+    BAD_CONFIG = 2
+
+
+def _positive_seconds(text: str) -> float:
+    """A finite, positive number of seconds (argparse type): an auth timeout of 0, a
+    negative one or ``nan`` would close every connection before it could authenticate."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
+    return value
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    defaults = ServerConfig()
+    parser.add_argument(
+        "--host",
+        default=defaults.host,
+        help="address to bind (default: loopback; others require a token)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=defaults.port,
+        help=f"TCP port (default {defaults.port}; 0 picks a free one)",
+    )
+    parser.add_argument(
+        "--max-sessions",
+        type=positive_int,
+        default=defaults.max_sessions,
+        help="concurrent sessions; with a token, only authenticated clients "
+        "count (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-pending-auth",
+        type=positive_int,
+        default=defaults.max_pending_auth,
+        metavar="N",
+        help="connections that have not sent 'auth' yet; when full, the "
+        "oldest is closed to make room (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-pending-per-address",
+        type=positive_int,
+        default=defaults.max_pending_per_address,
+        metavar="N",
+        help="of those, per client address (IPv6: per /64); behind a proxy "
+        "raise it to --max-pending-auth (default %(default)s)",
+    )
+    parser.add_argument(
+        "--auth-timeout",
+        type=_positive_seconds,
+        default=defaults.auth_timeout_s,
+        metavar="SECONDS",
+        help="close a connection that has not authenticated after this long (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-memory-mb",
+        type=positive_int,
+        default=defaults.max_memory_mb,
+        help="total Hash of all sessions in MiB (default %(default)s)",
+    )
+    parser.add_argument(
+        "--token",
+        help=f"shared secret clients send as 'auth <token>'; "
+        f"prefer --token-file or ${TOKEN_ENV} (command lines are visible "
+        "to other users)",
+    )
+    parser.add_argument(
+        "--token-file", type=Path, help="read the token from this file (e.g. a container secret)"
+    )
+    parser.add_argument(
+        "--token-env",
+        default=TOKEN_ENV,
+        metavar="NAME",
+        help="environment variable holding the token (default %(default)s)",
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=defaults.idle_timeout_s,
+        metavar="SECONDS",
+        help="close sessions idle this long; 0 = never (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-line-bytes",
+        type=positive_int,
+        default=defaults.max_line_bytes,
+        help="longest input line accepted",
+    )
+    parser.add_argument(
+        "--shutdown-timeout",
+        type=float,
+        default=defaults.shutdown_timeout_s,
+        metavar="SECONDS",
+        help="on SIGTERM/SIGINT, time given to searches "
+        "and clients before connections are cut (default %(default)s)",
+    )
+    parser.add_argument(
+        "--no-connection-log", action="store_true", help="do not log connection events to stderr"
+    )
+    parser.add_argument(
+        "--eval-file-dir",
+        type=Path,
+        metavar="DIR",
+        help="clients may load EvalFile weights from the files in DIR, and "
+        "no others (default: EvalFile refuses every file)",
+    )
+
+
+def resolve_token(token: str | None, token_file: Path | None, token_env: str) -> str | None:
+    """The token from the first source given: the option, the file, the variable
+    ``token_env``, or the file named by ``<token_env>_FILE`` (how container secrets arrive;
+    it lets the health check find the same token as the server).  ``OSError`` when a file
+    cannot be read."""
+    if token is not None:
+        return token
+    if token_file is None:
+        value = os.environ.get(token_env)
+        if value:
+            return value
+        named = os.environ.get(f"{token_env}_FILE")
+        if not named:
+            return None
+        token_file = Path(named)
+    return token_file.read_text(encoding="utf-8").strip()
+
+
+def server_config(args: argparse.Namespace, token: str | None) -> ServerConfig:
+    """The parsed options as the server's configuration (unchecked).  An idle timeout of 0
+    means "never", and a negative shutdown timeout is none at all."""
+    return ServerConfig(
+        host=args.host,
+        port=args.port,
+        max_sessions=args.max_sessions,
+        max_pending_auth=args.max_pending_auth,
+        max_pending_per_address=args.max_pending_per_address,
+        auth_timeout_s=args.auth_timeout,
+        max_memory_mb=args.max_memory_mb,
+        token=token,
+        idle_timeout_s=args.idle_timeout if args.idle_timeout > 0 else None,
+        max_line_bytes=args.max_line_bytes,
+        shutdown_timeout_s=max(0.0, args.shutdown_timeout),
+        eval_file_dir=args.eval_file_dir,
+    )
+
+
+def _refusal(exc: ServerConfigError) -> str:
+    """The library's complaint, plus where this command takes a token from when that is
+    what is missing (the library knows nothing of options or environment variables)."""
+    if isinstance(exc, TokenRequiredError):
+        return f"{exc}: pass --token, --token-file or set {TOKEN_ENV}"
+    return str(exc)
+
+
+def run(args: argparse.Namespace) -> int:
+    # Every worker imports the entry module anyway; the fork server preloading it makes
+    # each new worker ready at once.  Before the server starts: later it changes nothing.
+    preload_in_workers("brudno.cli")
+    if not args.no_connection_log:
+        events = tcp_server.log
+        events.setLevel(min(events.getEffectiveLevel(), logging.INFO))
+    try:
+        token = resolve_token(args.token, args.token_file, args.token_env)
+    except OSError as exc:
+        print(f"brudno serve: cannot read the token file: {exc}", file=sys.stderr)
+        return ExitStatus.BAD_CONFIG
+    config = server_config(args, token)
+    try:
+        config.check()
+    except ServerConfigError as exc:
+        print(f"brudno serve: {_refusal(exc)}", file=sys.stderr)
+        return ExitStatus.BAD_CONFIG
+
+    async def until_signalled(stop: asyncio.Event) -> int:
+        await tcp_server.serve_until(config, stop)
+        return ExitStatus.OK
+
+    try:
+        return asyncio.run(run_until_signal(until_signalled))
+    except OSError as exc:
+        print(f"brudno serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return ExitStatus.CANNOT_LISTEN

@@ -1,0 +1,44 @@
+"""The sessions' Hash tables, held against one memory limit.
+
+Each session's transposition table is real memory in its worker process, and a client chooses
+its size (``setoption name Hash``): without a shared bound, a few clients asking for 4 GiB
+each would take the machine.  The server admits a session only if its table fits, and the
+session asks here before resizing (its ``hash_budget`` hook), so a refused resize changes
+nothing.
+"""
+
+from __future__ import annotations
+
+
+class MemoryBudget:
+    """The sessions' Hash sizes, held against one limit (MiB)."""
+
+    def __init__(self, limit_mb: int) -> None:
+        self.limit_mb = limit_mb
+        self._held: dict[str, int] = {}
+
+    @property
+    def used_mb(self) -> int:
+        return sum(self._held.values())
+
+    def admit(self, session: str, mb: int) -> bool:
+        """Reserve ``mb`` for a new session; False (nothing reserved) if it would not fit."""
+        if self.used_mb + mb > self.limit_mb:
+            return False
+        self._held[session] = mb
+        return True
+
+    def request(self, session: str, mb: int) -> str | None:
+        """Change a session's reservation (the session's ``hash_budget`` hook)."""
+        others = self.used_mb - self._held.get(session, 0)
+        if others + mb > self.limit_mb:
+            return (
+                f"Hash {mb} MiB exceeds the server's memory limit "
+                f"({self.limit_mb} MiB, {others} MiB held by other sessions; "
+                f"at most {max(0, self.limit_mb - others)} MiB available)"
+            )
+        self._held[session] = mb
+        return None
+
+    def release(self, session: str) -> None:
+        self._held.pop(session, None)
