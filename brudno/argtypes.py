@@ -24,3 +24,26 @@ def non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must not be negative: {text!r}")
     return value
+
+
+def seconds(text: str) -> float:
+    """A duration in seconds, 0 or more (fractions allowed)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must not be negative: {text!r}")
+    return value
+
+
+def name_value(text: str) -> tuple[str, str]:
+    """``NAME=VALUE`` (a UCI option for an engine) as ``(NAME, VALUE)``, both stripped.
+
+    The value may be empty (``EvalFile=``) or hold ``=`` itself; the name may not be empty.
+    The one place that splits such words, whether argparse calls it as a ``type`` or a
+    command checks a list later (the error is then re-worded as that command's own)."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name.strip(), value.strip()

@@ -10,24 +10,15 @@ Their modules are imported only when that subcommand runs: a GUI that starts ``b
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import importlib
 import logging
 import os
-import signal
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from brudno.argtypes import positive_int
-from engine.game import GameError
-from engine.perft import divide
-from games.registry import GAMES, get_variant
-from protocol.transports.stdio import serve_stdio
-from protocol.uci.bench import run_bench
+from games.registry import GAMES
 from protocol.uci.session import ENGINE_NAME, engine_version
 
 Configure = Callable[[argparse.ArgumentParser], None]
@@ -36,101 +27,34 @@ Run = Callable[[argparse.Namespace], int]
 
 @dataclass(frozen=True, slots=True)
 class Subcommand:
+    """One ``brudno`` subcommand: its name and texts, and where its two functions live.
+
+    ``configure`` and ``run`` are ``"module:function"`` strings, imported only when the
+    subcommand is chosen: naming a function here would import its module (and everything it
+    needs) for every other subcommand too, plain ``brudno`` included.
+    """
+
     name: str
     help: str
     description: str
-    configure: Configure | str
-    """A function, or ``"module:function"`` imported on first use."""
-    run: Run | str
+    configure: str
+    """``"module:function"`` that adds the subcommand's arguments to its parser."""
+    run: str
+    """``"module:function"`` that runs it with the parsed arguments; returns the exit status."""
 
     def load(self) -> tuple[Configure, Run]:
-        return _resolve(self.configure), _resolve(self.run)
+        configure: Configure = _resolve(self.configure)
+        run: Run = _resolve(self.run)
+        return configure, run
 
 
-def _resolve(target: Callable[..., Any] | str) -> Any:
-    if not isinstance(target, str):
-        return target
+def _resolve(target: str) -> Any:
     module, _, attribute = target.partition(":")
     return getattr(importlib.import_module(module), attribute)
 
 
-# -- uci -------------------------------------------------------------------------------------
-def _configure_uci(parser: argparse.ArgumentParser) -> None:
-    del parser  # no options: everything is set through UCI's setoption
-
-
-def _run_uci(args: argparse.Namespace) -> int:
-    """The engine on stdio.  The first Ctrl-C (SIGINT) or a SIGTERM acts as ``quit``: the
-    search stops, its ``bestmove`` is printed and the process exits 0; a second SIGINT
-    interrupts for real (exit 130), for a session that does not finish."""
-    del args
-
-    async def run() -> int:
-        loop = asyncio.get_running_loop()
-        interrupted = asyncio.Event()
-
-        def first_signal() -> None:
-            interrupted.set()
-            loop.remove_signal_handler(signal.SIGINT)  # the next Ctrl-C is a hard interrupt
-
-        with contextlib.suppress(NotImplementedError):  # platforms without signal handlers
-            loop.add_signal_handler(signal.SIGINT, first_signal)
-            loop.add_signal_handler(signal.SIGTERM, interrupted.set)
-        return await serve_stdio(interrupt=interrupted)
-
-    try:
-        return asyncio.run(run())
-    except KeyboardInterrupt:
-        return 130
-
-
-# -- perft -----------------------------------------------------------------------------------
-def _add_game_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--game", default="chess", choices=sorted(GAMES), help="game (UCI_Variant name)"
-    )
-    parser.add_argument("--fen", help="start from this position (default: the start position)")
-    parser.add_argument(
-        "--chess960", action="store_true", help="chess960 castling (king takes rook)"
-    )
-
-
-def _configure_perft(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("depth", type=positive_int, help="plies to count")
-    _add_game_arguments(parser)
-
-
-def _run_perft(args: argparse.Namespace) -> int:
-    try:
-        game = get_variant(args.game).new(args.fen, chess960=args.chess960)
-    except GameError as exc:
-        print(f"brudno perft: {exc}", file=sys.stderr)
-        return 2
-    started = time.perf_counter()
-    counts = divide(game, args.depth)
-    elapsed = time.perf_counter() - started
-    for move, count in counts:
-        print(f"{move}: {count}")
-    total = sum(count for _, count in counts)
-    print()
-    print(f"Nodes searched: {total}")
-    print(f"Time (ms): {round(elapsed * 1000)}", file=sys.stderr)
-    return 0
-
-
-# -- bench -----------------------------------------------------------------------------------
-def _configure_bench(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--depth", type=positive_int, help="search depth (default per game)")
-    parser.add_argument("--game", default="chess", choices=sorted(GAMES), help="game")
-    parser.add_argument("--hash", type=positive_int, default=16, help="hash size in MiB")
-
-
-def _run_bench(args: argparse.Namespace) -> int:
-    result = run_bench(args.game, args.depth, args.hash)
-    for line in result.lines():
-        print(line)
-    return 0
-
+DEFAULT_SUBCOMMAND = "uci"
+"""What plain ``brudno`` runs: GUIs start an engine without arguments."""
 
 SUBCOMMANDS: list[Subcommand] = [
     Subcommand(
@@ -138,23 +62,23 @@ SUBCOMMANDS: list[Subcommand] = [
         "run the UCI engine on stdin/stdout (the default)",
         "Speak UCI on stdin/stdout, as chess GUIs and match tools expect. Options are set "
         "with UCI's setoption (see the 'uci' command's option list).",
-        _configure_uci,
-        _run_uci,
+        "brudno.commands.uci:configure",
+        "brudno.commands.uci:run",
     ),
     Subcommand(
         "perft",
         "count legal move paths (move generator test)",
         "Print the number of leaf nodes below each legal move at DEPTH plies and the total.",
-        _configure_perft,
-        _run_perft,
+        "brudno.commands.perft:configure",
+        "brudno.commands.perft:run",
     ),
     Subcommand(
         "bench",
         "search fixed positions; print the node signature and nodes/second",
         "Search a fixed set of positions to a fixed depth. 'Nodes searched' changes only when "
         "the search changes; 'Nodes/second' measures speed.",
-        _configure_bench,
-        _run_bench,
+        "brudno.commands.bench:configure",
+        "brudno.commands.bench:run",
     ),
     Subcommand(
         "lab",
@@ -171,24 +95,24 @@ SUBCOMMANDS: list[Subcommand] = [
         "Listen for TCP connections; each is one UCI session with its own position, options "
         "and hash table, searching in its own worker process. Binds to loopback unless given "
         "a token (see docs/deploy.md). SIGTERM/SIGINT shut down gracefully.",
-        "protocol.transports.tcp.server:configure_serve",
-        "protocol.transports.tcp.server:run_serve",
+        "brudno.commands.serve:configure",
+        "brudno.commands.serve:run",
     ),
     Subcommand(
         "connect",
         "a UCI engine on stdio that forwards to a remote 'brudno serve'",
         "Bridge stdin/stdout to a Brudno server, so a GUI (which launches local engines) can "
         "use a remote one. Point the GUI at 'brudno connect HOST:PORT'.",
-        "protocol.transports.connect:configure_connect",
-        "protocol.transports.connect:run_connect",
+        "brudno.commands.connect:configure",
+        "brudno.commands.connect:run",
     ),
     Subcommand(
         "ping",
         "check that a 'brudno serve' answers isready (health check)",
         "Send isready to a Brudno server; exit 0 on readyok, 1 when unreachable or silent, "
         "3 when up but full (0 with --accept-busy).",
-        "protocol.transports.connect:configure_ping",
-        "protocol.transports.connect:run_ping",
+        "brudno.commands.ping:configure",
+        "brudno.commands.ping:run",
     ),
     Subcommand(
         "mqtt",
@@ -196,8 +120,8 @@ SUBCOMMANDS: list[Subcommand] = [
         "Connect to an MQTT 5 broker, take UCI jobs from PREFIX/jobs/<game> through a shared "
         "subscription and publish info lines and bestmove to each job's response topic "
         "(see docs/deploy.md). SIGTERM/SIGINT finish the running jobs and go offline.",
-        "protocol.transports.mqtt.worker:configure",
-        "protocol.transports.mqtt.worker:run",
+        "brudno.commands.mqtt:configure",
+        "brudno.commands.mqtt:run",
     ),
     Subcommand(
         "mqtt-ask",
@@ -205,8 +129,8 @@ SUBCOMMANDS: list[Subcommand] = [
         "Publish a job (position and limit) to PREFIX/jobs/<game> and print the info lines "
         "and bestmove a worker answers with. Exit 0 on bestmove, 1 when the job is refused, "
         "2 on bad arguments, 3 when no answer comes or the broker is unreachable.",
-        "protocol.transports.mqtt.ask:configure",
-        "protocol.transports.mqtt.ask:run",
+        "brudno.commands.mqtt_ask:configure",
+        "brudno.commands.mqtt_ask:run",
     ),
     Subcommand(
         "match",
@@ -215,8 +139,8 @@ SUBCOMMANDS: list[Subcommand] = [
         "EPD/PGN openings with colours swapped, several games at once; print W/D/L, score, "
         "Elo with its 95 percent interval, LOS, optional SPRT, and time losses / illegal moves / "
         "crashes per engine (see the module docstring of brudno/arena/match.py).",
-        "brudno.arena.match:configure",
-        "brudno.arena.match:run",
+        "brudno.commands.match:configure",
+        "brudno.commands.match:run",
     ),
     Subcommand(
         "epd",
@@ -224,8 +148,8 @@ SUBCOMMANDS: list[Subcommand] = [
         "Search each position of an EPD suite and check the move against its bm/am "
         "operations; print per-position results with --verbose, the time used, and "
         "'solved S/T' as the last line.",
-        "brudno.arena.epd:configure",
-        "brudno.arena.epd:run",
+        "brudno.commands.epd:configure",
+        "brudno.commands.epd:run",
     ),
     Subcommand(
         "solve",
@@ -293,9 +217,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _subcommand(name: str) -> Subcommand:
+    return next(spec for spec in SUBCOMMANDS if spec.name == name)
+
+
 def _chosen_subcommand(argv: Sequence[str]) -> str:
     names = {spec.name for spec in SUBCOMMANDS}
-    return next((arg for arg in argv if arg in names), "uci")
+    return next((arg for arg in argv if arg in names), DEFAULT_SUBCOMMAND)
 
 
 EXIT_BROKEN_PIPE = 141
@@ -333,7 +261,9 @@ def _run(argv: Sequence[str]) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    run: Callable[[argparse.Namespace], int] = getattr(args, "run", _run_uci)
+    run: Run | None = getattr(args, "run", None)
+    if run is None:  # no subcommand: the UCI engine, which build_parser(only="uci") loaded
+        run = _subcommand(DEFAULT_SUBCOMMAND).load()[1]
     return run(args)
 
 

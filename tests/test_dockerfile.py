@@ -25,11 +25,19 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from brudno.cli import build_parser, main
-from protocol.transports import connect, tcp
+from brudno.cli import SUBCOMMANDS, Run, build_parser, main
+from brudno.commands.serve import TOKEN_ENV
+from protocol.transports import connect
+from protocol.transports.tcp.config import ServerConfig, ServerConfigError
 from tests.support.paths import REPO
 
 HANG_TIMEOUT = 120.0
+
+
+def _run_of(subcommand: str) -> Run:
+    """The function ``brudno SUBCOMMAND`` runs, as the command's own table loads it."""
+    (spec,) = [spec for spec in SUBCOMMANDS if spec.name == subcommand]
+    return spec.load()[1]
 
 
 @dataclass
@@ -123,7 +131,7 @@ def _pattern(text: str) -> re.Pattern[str]:
             i += 1
         elif text[i] == "[":
             end = text.index("]", i)
-            out += "[" + text[i + 1:end].replace("!", "^", 1) + "]"
+            out += "[" + text[i + 1 : end].replace("!", "^", 1) + "]"
             i = end + 1
         else:
             out += re.escape(text[i])
@@ -196,19 +204,19 @@ def test_cmd_and_healthcheck_are_real_subcommands_on_the_exposed_port() -> None:
     cmd = _exec_form(final.one("CMD"))
     assert cmd == ["serve", "--host", "0.0.0.0", "--port", "4000"]
     args = parser.parse_args(cmd)
-    assert args.run is tcp.run_serve and args.port == port
+    assert args.run is _run_of("serve") and args.port == port
     # 0.0.0.0 is only served with a token, which the image takes from the environment.
-    with pytest.raises(tcp.ServerConfigError):
-        tcp.ServerConfig(host=args.host, port=args.port).check()
-    assert args.token_env == tcp.TOKEN_ENV
-    assert tcp.TOKEN_ENV not in " ".join(rest for _, rest in final.instructions)
+    with pytest.raises(ServerConfigError):
+        ServerConfig(host=args.host, port=args.port).check()
+    assert args.token_env == TOKEN_ENV
+    assert TOKEN_ENV not in " ".join(rest for _, rest in final.instructions)
 
     health = _healthcheck_command(final)
     assert health[0] == "brudno"
     args = parser.parse_args(health[1:])
-    assert args.run is connect.run_ping
+    assert args.run is _run_of("ping")
     assert connect.parse_address(args.address) == ("127.0.0.1", port)
-    assert args.token_env == tcp.TOKEN_ENV  # finds the server's token in the same variable
+    assert args.token_env == TOKEN_ENV  # finds the server's token in the same variable
 
 
 def test_build_context_holds_the_package_and_nothing_else() -> None:
@@ -232,7 +240,7 @@ def test_compose_runs_a_real_serve_command() -> None:
     assert match, "compose.yaml has no command list"
     command = json.loads(match[1])
     args = build_parser().parse_args(command)
-    assert args.run is tcp.run_serve and args.host == "0.0.0.0"
+    assert args.run is _run_of("serve") and args.host == "0.0.0.0"
     assert "${BRUDNO_TOKEN:?" in text  # compose refuses to start without a token
 
 
@@ -250,15 +258,29 @@ def test_image_install_step_rehearsed_in_a_fresh_venv(tmp_path: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / relative, target)
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
-                    str(venv)], check=True, timeout=HANG_TIMEOUT)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+        check=True,
+        timeout=HANG_TIMEOUT,
+    )
     python = venv / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "--no-input", "-q", str(context)],
-                   check=True, timeout=HANG_TIMEOUT * 3)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--no-input", "-q", str(context)],
+        check=True,
+        timeout=HANG_TIMEOUT * 3,
+    )
     where = subprocess.run(
-        [str(python), "-c", "import protocol; from games.registry import GAMES; "
-         "print(protocol.__file__); print(GAMES['chess'].new().fen())"],
-        check=True, capture_output=True, text=True, timeout=HANG_TIMEOUT, cwd=tmp_path,
+        [
+            str(python),
+            "-c",
+            "import protocol; from games.registry import GAMES; "
+            "print(protocol.__file__); print(GAMES['chess'].new().fen())",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=HANG_TIMEOUT,
+        cwd=tmp_path,
     ).stdout.splitlines()
     assert where[0].startswith(str(venv)), where
     assert where[1].startswith("rnbqkbnr/pppppppp")  # package data (weights) installed
@@ -266,13 +288,14 @@ def test_image_install_step_rehearsed_in_a_fresh_venv(tmp_path: Path) -> None:
     final = _stages()[-1]
     cmd = _exec_form(final.one("CMD"))
     cmd[cmd.index("--port") + 1] = "0"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(tcp.TOKEN_ENV)}
-    env.update({tcp.TOKEN_ENV: "rehearsal-token", "PATH": f"{venv / 'bin'}:{env['PATH']}"})
+    env = {k: v for k, v in os.environ.items() if not k.startswith(TOKEN_ENV)}
+    env.update({TOKEN_ENV: "rehearsal-token", "PATH": f"{venv / 'bin'}:{env['PATH']}"})
     asyncio.run(_serve_and_check_health(venv, cmd, _healthcheck_command(final), env, tmp_path))
 
 
-async def _serve_and_check_health(venv: Path, cmd: list[str], health: list[str],
-                                  env: dict[str, str], cwd: Path) -> None:
+async def _serve_and_check_health(
+    venv: Path, cmd: list[str], health: list[str], env: dict[str, str], cwd: Path
+) -> None:
     server = await asyncio.create_subprocess_exec(
         str(venv / "bin" / "brudno"), *cmd, stderr=asyncio.subprocess.PIPE, env=env, cwd=cwd
     )
@@ -284,13 +307,16 @@ async def _serve_and_check_health(venv: Path, cmd: list[str], health: list[str],
             assert line, "serve exited before listening"
             if found := re.search(rb"event=listening address=\S+:(\d+)", line):
                 port = int(found[1])
-        probe = [str(venv / "bin" / health[0]), *(
-            f"127.0.0.1:{port}" if arg.startswith("127.0.0.1:") else arg for arg in health[1:]
-        )]
+        probe = [
+            str(venv / "bin" / health[0]),
+            *(f"127.0.0.1:{port}" if arg.startswith("127.0.0.1:") else arg for arg in health[1:]),
+        ]
         checker = await asyncio.create_subprocess_exec(*probe, env=env, cwd=cwd)
         assert await asyncio.wait_for(checker.wait(), HANG_TIMEOUT) == 0
         wrong = await asyncio.create_subprocess_exec(
-            *probe, env={**env, tcp.TOKEN_ENV: "wrong"}, cwd=cwd,
+            *probe,
+            env={**env, TOKEN_ENV: "wrong"},
+            cwd=cwd,
             stderr=asyncio.subprocess.DEVNULL,
         )
         assert await asyncio.wait_for(wrong.wait(), HANG_TIMEOUT) == 1

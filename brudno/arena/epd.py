@@ -1,176 +1,50 @@
-"""``brudno epd``: run a test suite of positions (``bm`` / ``am`` in SAN) against an engine.
-
-Usage (scripts depend on this interface)::
-
-    brudno epd FILE [--movetime MS | --depth N | --nodes N] [--engine CMD]
-               [--option NAME=VALUE ...] [--concurrency N] [--start N] [--count N] [--verbose]
+"""EPD test suites: positions with ``bm`` / ``am`` operations (in SAN), and a runner that asks
+an engine for its move on each and judges it.
 
 A position is solved when the engine's ``bestmove`` is one of the ``bm`` moves (any of them:
 corrected suites list alternatives) and none of the ``am`` moves ("avoid move").  Positions
-with neither operation are skipped.  The engine (Brudno itself unless ``--engine`` names
-another UCI engine) starts each position fresh (``ucinewgame``), analyses it under the limit
-(``--movetime`` 1000 ms unless a limit is given; several limits mean whichever comes first),
-and is judged on the move it plays, through python-chess's client.
+with neither operation are skipped.  The engine starts each position fresh (``ucinewgame``),
+analyses it under the limit (several limits mean whichever comes first), and is judged on the
+move it plays, through python-chess's client.
 
 Alongside the verdict each position records when the engine settled on its final answer: the
 wall time of the last ``info`` line whose principal variation changed to a right move and
 stayed right until ``bestmove`` ("found").  Tallying those times shows how many positions a
-shorter time would have solved.
-
-``--verbose`` prints one line per position (in suite order).  The last lines are always the
-time used and ``solved S/T``.  Progress goes to stderr (:class:`SuiteProgress`): a bar on a
-terminal, else a line every ``--progress-interval`` seconds (5; ``--quiet`` for none) with the
-positions done, solved so far, the engine's nodes, nodes/s and the time elapsed.
+shorter time would have solved.  The command line and its report are
+:mod:`brudno.commands.epd`.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import functools
 import shlex
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn, TextIO
 
 import chess
 import chess.engine
-from tqdm import tqdm
 
 from brudno.arena.players import STARTUP_TIMEOUT
-from brudno.argtypes import positive_int
 
 __all__ = [
     "EpdError",
     "EpdPosition",
     "EpdResult",
     "SuiteLimit",
-    "SuiteProgress",
-    "add_progress_arguments",
-    "configure",
     "load_suite",
-    "progress_for",
-    "run",
     "run_suite",
 ]
 
-DEFAULT_MOVETIME_MS = 1000
 WATCHDOG_SLACK = 30.0
-"""Seconds past ``--movetime`` after which an engine that has not answered stops the run."""
-
-
-PROGRESS_INTERVAL = 5.0
-"""Seconds between two progress lines when stderr is not a terminal (a log file, CI)."""
-BAR_REFRESH = 0.5
-"""Seconds between two redraws of a terminal's progress bar between positions."""
+"""Seconds past the move time after which an engine that has not answered stops the run."""
 
 
 class EpdError(ValueError):
     """A suite that cannot be read, or an engine that cannot be run."""
-
-
-class SuiteProgress:
-    """How far a run over positions has got, on stderr: positions done (of how many, when
-    known), solved so far, nodes, nodes per second and the time elapsed.
-
-    ``brudno epd`` (without ``--verbose``) and ``brudno solve`` on an early position print
-    nothing else for minutes, which looks like a hang.  On a terminal this is a tqdm bar
-    redrawn in place and wiped at the end; anywhere else (a log file, CI, a pipe) a plain
-    line every ``interval`` seconds, because in-place redraws would make a log one endless
-    line, and runs shorter than the interval write nothing, so scripts keep a quiet stderr.
-    ``stream=None`` silences it.  Used from one thread.
-    """
-
-    def __init__(
-        self,
-        label: str,
-        total: int | None,
-        *,
-        stream: TextIO | None,
-        interval: float = PROGRESS_INTERVAL,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.label = label
-        self.total = total
-        self.done = 0
-        self.solved = 0
-        self.nodes = 0
-        self._stream = stream
-        self._interval = interval
-        self._clock = clock
-        self._started = self._last = clock()
-        self._bar: tqdm[NoReturn] | None = None
-        if stream is not None and stream.isatty():
-            self._bar = tqdm(
-                total=total,
-                desc=label,
-                unit="pos",
-                file=stream,
-                leave=False,
-                dynamic_ncols=True,
-                mininterval=BAR_REFRESH,
-            )
-
-    def update(self, nodes: int) -> None:
-        """The run's node count so far (called often: it only looks at the clock)."""
-        self.nodes = nodes
-        self._show(self._clock())
-
-    def finished(self, solved: bool, nodes: int | None = None) -> None:
-        """One more position is done (``solved`` or not); ``nodes``: the run's count now."""
-        self.done += 1
-        self.solved += solved
-        if nodes is not None:
-            self.nodes = nodes
-        now = self._clock()
-        if self._bar is not None:
-            self._bar.set_postfix_str(self._counts(now), refresh=False)
-            self._bar.update(1)  # tqdm redraws when its own interval allows
-        else:
-            self._show(now)
-
-    def write(self, text: str, file: TextIO) -> None:
-        """Print a line to ``file`` without tearing the bar (both may be the terminal)."""
-        if self._bar is not None:
-            tqdm.write(text, file=file)
-            file.flush()
-        else:
-            print(text, file=file, flush=True)
-
-    def close(self) -> None:
-        """Remove the bar (the results follow); a log keeps its lines.  Silent afterwards."""
-        self._stream = None
-        if self._bar is not None:
-            self._bar.close()
-            self._bar = None
-
-    def line(self, now: float | None = None) -> str:
-        """``epd: 12/300 positions, solved 10, 1,234,567 nodes, 45,678 nodes/s, 27.0 s``."""
-        now = self._clock() if now is None else now
-        done = self.done if self.total is None else f"{self.done}/{self.total}"
-        return f"{self.label}: {done} positions, {self._counts(now)}, {now - self._started:.1f} s"
-
-    def _counts(self, now: float) -> str:
-        elapsed = now - self._started
-        nps = round(self.nodes / elapsed) if elapsed > 0 else 0
-        return f"solved {self.solved}, {self.nodes:,} nodes, {nps:,} nodes/s"
-
-    def _show(self, now: float) -> None:
-        if self._stream is None:
-            return
-        if self._bar is not None:
-            if now - self._last >= BAR_REFRESH:
-                self._last = now
-                self._bar.set_postfix_str(self._counts(now))
-            return
-        if now - self._last >= self._interval:
-            self._last = now
-            self._stream.write(self.line(now) + "\n")
-            self._stream.flush()
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,24 +151,6 @@ class EpdResult:
     score: chess.engine.Score | None
     nodes: int = 0
     """The engine's last reported node count for the position (0 if it reported none)."""
-
-    def line(self, index: int, total: int) -> str:
-        board = self.position.board
-        played = board.san(self.move) if self.move is not None else "(none)"
-        verdict = "ok  " if self.solved else "FAIL"
-        extra = []
-        if self.depth is not None:
-            extra.append(f"depth {self.depth}")
-        if self.score is not None:
-            extra.append(f"score {self.score}")
-        extra.append(f"{round(self.elapsed * 1000)} ms")
-        if self.found is not None:
-            extra.append(f"found at {round(self.found * 1000)} ms")
-        width = len(str(total))
-        return (
-            f"{index:>{width}}/{total} {verdict} {self.position.name}: {played} "
-            f"({self.position.wanted()}); {', '.join(extra)}"
-        )
 
 
 async def _start_engine(
@@ -417,161 +273,3 @@ async def run_suite(
     except* EpdError as errors:
         raise errors.exceptions[0] from None
     return names[0] if names else command[0], [r for r in results if r is not None]
-
-
-# -- command line ----------------------------------------------------------------------------
-
-
-def _option(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition("=")
-    if not sep or not name.strip():
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    return name.strip(), value.strip()
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value >= 0:  # also refuses nan
-        raise argparse.ArgumentTypeError(f"must not be negative: {text!r}")
-    return value
-
-
-def add_progress_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--progress-interval`` and ``--quiet``, alike for every command that shows a
-    :class:`SuiteProgress` (``args.progress_interval``, ``args.quiet``)."""
-    parser.add_argument(
-        "--progress-interval",
-        type=_seconds,
-        default=PROGRESS_INTERVAL,
-        metavar="SECONDS",
-        help="seconds between progress lines on stderr when it is not a terminal "
-        f"(default {PROGRESS_INTERVAL:g}; 0: at every update)",
-    )
-    parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-
-
-def progress_for(args: argparse.Namespace, label: str, total: int | None) -> SuiteProgress:
-    """The :class:`SuiteProgress` that :func:`add_progress_arguments`' options ask for."""
-    return SuiteProgress(
-        label,
-        total,
-        stream=None if args.quiet else sys.stderr,
-        interval=args.progress_interval,
-    )
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", help="EPD suite with bm/am operations")
-    parser.add_argument(
-        "--movetime",
-        type=positive_int,
-        metavar="MS",
-        help=f"time per position (default {DEFAULT_MOVETIME_MS} unless --depth/--nodes)",
-    )
-    parser.add_argument("--depth", type=positive_int, help="depth per position")
-    parser.add_argument("--nodes", type=positive_int, help="nodes per position")
-    parser.add_argument(
-        "--engine", metavar="CMD", help="a UCI engine's command line (default: Brudno)"
-    )
-    parser.add_argument(
-        "--option",
-        type=_option,
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="UCI option for the engine (repeatable)",
-    )
-    parser.add_argument("--concurrency", type=positive_int, default=1, help="engines at once")
-    parser.add_argument("--start", type=positive_int, default=1, help="first position (1-based)")
-    parser.add_argument("--count", type=positive_int, help="number of positions")
-    parser.add_argument("--verbose", "-v", action="store_true", help="one line per position")
-    add_progress_arguments(parser)
-
-
-def run(args: argparse.Namespace) -> int:
-    try:
-        positions, skipped = load_suite(args.file)
-    except EpdError as exc:
-        print(f"brudno epd: {exc}", file=sys.stderr)
-        return 2
-    positions = positions[args.start - 1 :]
-    if args.count is not None:
-        positions = positions[: args.count]
-    if not positions:
-        print("brudno epd: no positions with bm/am in range", file=sys.stderr)
-        return 2
-    movetime = args.movetime
-    if movetime is None and args.depth is None and args.nodes is None:
-        movetime = DEFAULT_MOVETIME_MS
-    limit = SuiteLimit(movetime, args.depth, args.nodes)
-    try:
-        command = shlex.split(args.engine) if args.engine else [sys.executable, "-m", "brudno"]
-    except ValueError as exc:
-        print(f"brudno epd: --engine: {exc}", file=sys.stderr)
-        return 2
-    total = len(positions)
-    pending: dict[int, EpdResult] = {}
-    printed = 0
-    progress = progress_for(args, "epd", total)
-    finished_nodes = 0  # of the positions done
-    running_nodes: dict[int, int] = {}  # so far, of each position being searched
-
-    def on_nodes(index: int, nodes: int) -> None:
-        running_nodes[index] = nodes
-        progress.update(finished_nodes + sum(running_nodes.values()))
-
-    def on_result(index: int, result: EpdResult) -> None:
-        nonlocal printed, finished_nodes
-        running_nodes.pop(index, None)
-        finished_nodes += result.nodes
-        progress.finished(result.solved, finished_nodes + sum(running_nodes.values()))
-        pending[index] = result
-        if args.verbose:
-            while printed in pending:
-                progress.write(pending.pop(printed).line(printed + 1, total), sys.stdout)
-                printed += 1
-
-    started = time.monotonic()
-    try:
-        name, results = asyncio.run(
-            run_suite(
-                positions,
-                command,
-                limit,
-                options=args.option,
-                concurrency=args.concurrency,
-                on_result=on_result,
-                on_nodes=on_nodes,
-            )
-        )
-    except EpdError as exc:
-        progress.close()
-        print(f"brudno epd: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        progress.close()
-        print(f"brudno epd: interrupted after {progress.done} positions", file=sys.stderr)
-        return 130
-    finally:
-        progress.close()
-    wall = time.monotonic() - started
-    seconds = sum(r.elapsed for r in results)
-    note = f" ({skipped} lines without bm/am skipped)" if skipped else ""
-    print(f"Suite: {Path(args.file).name}, {total} positions{note}; {limit.text()}")
-    print(f"Engine: {name} ({shlex.join(command)})")
-    found = sorted(r.found for r in results if r.found is not None)
-    if found:
-        horizon = movetime / 1000.0 if movetime is not None else found[-1]
-        cuts = [c for c in (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0) if c < horizon]
-        print(
-            "Solved by time: "
-            + ", ".join(f"{sum(1 for t in found if t <= c)} by {c:g} s" for c in cuts)
-            + (", " if cuts else "")
-            + f"{len(found)} in all"
-        )
-    print(f"Time used: {wall:.1f} s (searching {seconds:.1f} s)")
-    print(f"solved {sum(r.solved for r in results)}/{total}")
-    return 0

@@ -14,6 +14,7 @@ entry stops the match before it begins rather than in the middle.
 
 from __future__ import annotations
 
+import enum
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from games.registry import get_variant
 __all__ = [
     "Opening",
     "OpeningError",
+    "OpeningOrder",
     "count_openings",
     "load_openings",
 ]
@@ -37,6 +39,15 @@ _PGN_SUFFIXES = (".pgn",)
 
 class OpeningError(ValueError):
     """An opening file that cannot be read, or an entry that is not a playable position."""
+
+
+class OpeningOrder(enum.StrEnum):
+    """In which order a book's entries are played (``--openings-order``)."""
+
+    SEQUENTIAL = "sequential"
+    """Entries ``start``, ``start+1``, … wrapping around at the end of the file."""
+    RANDOM = "random"
+    """A shuffle of the whole file with the seed, then taken in that order from ``start``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +162,7 @@ def load_openings(
     count: int,
     *,
     variant: str = "chess",
-    order: str = "sequential",
+    order: OpeningOrder | str = OpeningOrder.SEQUENTIAL,
     start: int = 1,
     seed: int | None = None,
     plies: int | None = None,
@@ -164,8 +175,10 @@ def load_openings(
     lines.  Raises :class:`OpeningError` for an unreadable file, an empty one, or a bad entry.
     """
     path = Path(path)
-    if order not in ("sequential", "random"):
-        raise OpeningError(f"opening order must be sequential or random, not {order!r}")
+    try:
+        order = OpeningOrder(order)
+    except ValueError:
+        raise OpeningError(f"opening order must be sequential or random, not {order!r}") from None
     if start < 1:
         raise OpeningError(f"the first opening is number 1, not {start}")
     if plies is not None and plies < 0:
@@ -179,7 +192,7 @@ def load_openings(
     if total == 0:
         raise OpeningError(f"no openings in {path}")
     indices = list(range(total))
-    if order == "random":
+    if order is OpeningOrder.RANDOM:
         random.Random(seed).shuffle(indices)
     chosen = [indices[(start - 1 + k) % total] for k in range(count)]
     name = path.name

@@ -16,6 +16,7 @@ writes them) and the reason the game ended as the final comment.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -28,11 +29,9 @@ from engine.game import Game, IllegalMoveError
 from games.registry import get_variant
 
 __all__ = [
-    "BLACK_WINS",
     "COLOUR_NAMES",
-    "DRAW",
-    "WHITE_WINS",
     "ChessReferee",
+    "GameResult",
     "Outcome",
     "Referee",
     "Termination",
@@ -42,7 +41,7 @@ __all__ = [
 ]
 
 
-class Termination:
+class Termination(enum.StrEnum):
     """Values of the PGN ``Termination`` tag (PGN standard, section 9.8.1)."""
 
     NORMAL = "normal"
@@ -53,9 +52,15 @@ class Termination:
     UNTERMINATED = "unterminated"
 
 
-WHITE_WINS = "1-0"
-BLACK_WINS = "0-1"
-DRAW = "1/2-1/2"
+class GameResult(enum.StrEnum):
+    """The PGN result tokens (PGN standard, section 8.2.6)."""
+
+    WHITE_WINS = "1-0"
+    BLACK_WINS = "0-1"
+    DRAW = "1/2-1/2"
+    UNFINISHED = "*"
+
+
 COLOUR_NAMES = ("White", "Black")
 
 
@@ -63,21 +68,23 @@ COLOUR_NAMES = ("White", "Black")
 class Outcome:
     """How a game ended: the PGN result, the Termination tag, and the reason in words."""
 
-    result: str
-    termination: str
+    result: GameResult
+    termination: Termination
     reason: str
 
     @classmethod
-    def win(cls, side: int, termination: str, reason: str) -> Outcome:
-        return cls(WHITE_WINS if side == 0 else BLACK_WINS, termination, reason)
+    def win(cls, side: int, termination: Termination, reason: str) -> Outcome:
+        return cls(
+            GameResult.WHITE_WINS if side == 0 else GameResult.BLACK_WINS, termination, reason
+        )
 
     @classmethod
-    def draw(cls, termination: str, reason: str) -> Outcome:
-        return cls(DRAW, termination, reason)
+    def draw(cls, termination: Termination, reason: str) -> Outcome:
+        return cls(GameResult.DRAW, termination, reason)
 
     @property
     def white_points(self) -> float:
-        return {WHITE_WINS: 1.0, BLACK_WINS: 0.0}.get(self.result, 0.5)
+        return {GameResult.WHITE_WINS: 1.0, GameResult.BLACK_WINS: 0.0}.get(self.result, 0.5)
 
 
 class Referee(Protocol):

@@ -41,6 +41,7 @@ __all__ = [
     "EloEstimate",
     "Sprt",
     "SprtDecision",
+    "SprtModel",
     "SprtState",
     "elo_estimate",
     "elo_estimate_pentanomial",
@@ -201,10 +202,19 @@ def gsprt_llr(counts: Sequence[float], scores: Sequence[float], elo0: float, elo
     return n * sum(p * math.log(b / a) for p, a, b in zip(empirical, p0, p1, strict=True) if p > 0)
 
 
-class SprtDecision(enum.Enum):
+class SprtDecision(enum.StrEnum):
+    """What the test says so far; the value is how the match prints it."""
+
     CONTINUE = "continue"
     H0 = "H0 accepted"
     H1 = "H1 accepted"
+
+
+class SprtModel(enum.StrEnum):
+    """Which counts the LLR is computed from: game pairs, or single games (W/D/L)."""
+
+    PENTANOMIAL = "pentanomial"
+    TRINOMIAL = "trinomial"
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,8 +225,7 @@ class SprtState:
     lower: float
     upper: float
     decision: SprtDecision
-    model: str
-    """``pentanomial`` or ``trinomial``: which counts the LLR was computed from."""
+    model: SprtModel
 
     @property
     def progress(self) -> float:
@@ -266,7 +275,7 @@ class Sprt:
     def upper(self) -> float:
         return math.log((1.0 - self.beta) / self.alpha)
 
-    def _state(self, llr: float, model: str) -> SprtState:
+    def _state(self, llr: float, model: SprtModel) -> SprtState:
         if llr >= self.upper:
             decision = SprtDecision.H1
         elif llr <= self.lower:
@@ -277,11 +286,11 @@ class Sprt:
 
     def trinomial(self, wins: int, draws: int, losses: int) -> SprtState:
         llr = gsprt_llr((losses, draws, wins), TRINOMIAL_SCORES, self.elo0, self.elo1)
-        return self._state(llr, "trinomial")
+        return self._state(llr, SprtModel.TRINOMIAL)
 
     def pentanomial(self, pairs: Sequence[int]) -> SprtState:
         llr = gsprt_llr(pairs, PENTANOMIAL_SCORES, self.elo0, self.elo1)
-        return self._state(llr, "pentanomial")
+        return self._state(llr, SprtModel.PENTANOMIAL)
 
     def text(self) -> str:
         return f"elo0={self.elo0:g} elo1={self.elo1:g} alpha={self.alpha:g} beta={self.beta:g}"

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import enum
 import importlib
 import io
 import sys
@@ -61,6 +62,7 @@ __all__ = [
     "GameSource",
     "LabError",
     "LabRow",
+    "PlotMetric",
     "Source",
     "TreeSource",
     "configure",
@@ -86,6 +88,14 @@ CSV_COLUMNS = (
     "pv",
 )
 """The ``--csv`` header, in order (the first four are the documented interface)."""
+
+
+class PlotMetric(enum.StrEnum):
+    """What ``--plot`` draws against depth: a count of :class:`engine.lab.classic.ClassicResult`
+    (the value is its attribute name)."""
+
+    NODES = "nodes"
+    LEAVES = "leaves"
 
 
 class LabError(Exception):
@@ -115,7 +125,7 @@ class Source(Protocol):
         """How a root value reads in this source's units ("" when the raw value is all)."""
         ...
 
-    def references(self, depths: Sequence[int], metric: str) -> dict[str, list[int]]:
+    def references(self, depths: Sequence[int], metric: PlotMetric) -> dict[str, list[int]]:
         """Theoretical curves to draw beside the measured ones, by label."""
         ...
 
@@ -145,12 +155,12 @@ class TreeSource:
         del value
         return ""
 
-    def references(self, depths: Sequence[int], metric: str) -> dict[str, list[int]]:
+    def references(self, depths: Sequence[int], metric: PlotMetric) -> dict[str, list[int]]:
         spec = self.spec
         if spec.chance:
             return {}
         b = spec.branching
-        if metric == "leaves":
+        if metric == PlotMetric.LEAVES:
             return {
                 "full tree (b^d)": [b**d for d in depths],
                 "minimal tree (Knuth-Moore)": [knuth_moore_leaves(b, d) for d in depths],
@@ -189,7 +199,7 @@ class GameSource:
         except GameError as exc:
             raise LabError(str(exc)) from None
 
-    def references(self, depths: Sequence[int], metric: str) -> dict[str, list[int]]:
+    def references(self, depths: Sequence[int], metric: PlotMetric) -> dict[str, list[int]]:
         del depths, metric
         return {}
 
@@ -293,9 +303,7 @@ def run_lab(
             if progress is not None:
                 progress.done()
             pv = _pv_text(game, result.pv)
-            out.append(
-                LabRow(result, elapsed, pv[0] if pv else "", pv, source.score(result.value))
-            )
+            out.append(LabRow(result, elapsed, pv[0] if pv else "", pv, source.score(result.value)))
     return out
 
 
@@ -338,9 +346,7 @@ def check_algorithms(algorithms: Sequence[str], *, chance: bool) -> None:
         raise LabError("no algorithms given")
     unknown = [name for name in algorithms if name not in ALGORITHMS]
     if unknown:
-        raise LabError(
-            f"unknown algorithm {', '.join(unknown)} (known: {', '.join(ALGORITHMS)})"
-        )
+        raise LabError(f"unknown algorithm {', '.join(unknown)} (known: {', '.join(ALGORITHMS)})")
     fitting = CHANCE_ALGORITHMS if chance else DETERMINISTIC_ALGORITHMS
     misfits = [name for name in algorithms if name not in fitting]
     if misfits:
@@ -441,7 +447,7 @@ def plot(
     path: Path,
     *,
     title: str,
-    metric: str = "nodes",
+    metric: PlotMetric = PlotMetric.NODES,
     references: dict[str, list[int]] | None = None,
 ) -> None:
     """Draw ``metric`` against depth, one line per algorithm, log scale, into ``path``."""
@@ -537,7 +543,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     output.add_argument("--markdown", action="store_true", help="a Markdown table instead")
     parser.add_argument("--plot", metavar="FILE.png", type=Path, help="plot against depth")
     parser.add_argument(
-        "--plot-metric", choices=("nodes", "leaves"), default="nodes", help="what to plot"
+        "--plot-metric",
+        choices=[metric.value for metric in PlotMetric],
+        default=PlotMetric.NODES.value,
+        help="what to plot",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
@@ -624,12 +633,11 @@ def run(args: argparse.Namespace) -> int:
                 rows,
                 args.plot,
                 title=title,
-                metric=args.plot_metric,
-                references=source.references(depths, args.plot_metric),
+                metric=PlotMetric(args.plot_metric),
+                references=source.references(depths, PlotMetric(args.plot_metric)),
             )
         except (LabError, OSError) as exc:
             print(f"brudno lab: {exc}", file=sys.stderr)
             return 2
         print(f"brudno lab: plot written to {args.plot}", file=sys.stderr)
     return status
-

@@ -22,7 +22,7 @@ and the moves to a zero nim-sum.
 Output: a few ``key  value`` lines per position, or with ``--json`` one JSON object per line
 with at least ``score``, ``best_moves`` (UCI notation), ``nodes`` and ``time_ms``.  An early
 position can take the solver minutes, so progress goes to stderr meanwhile
-(:class:`brudno.arena.epd.SuiteProgress`, fed by the solver's progress callback): positions done,
+(:class:`brudno.progress.SuiteProgress`, fed by the solver's progress callback): positions done,
 solved so far, nodes, nodes/s and time; a bar on a terminal, else a line every
 ``--progress-interval`` seconds; ``--quiet`` for none.
 
@@ -33,6 +33,7 @@ Exit status: 0 solved (and as expected); 1 some expected score did not match; 2 
 from __future__ import annotations
 
 import argparse
+import enum
 import json
 import re
 import sys
@@ -41,23 +42,39 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from brudno.arena.epd import add_progress_arguments, progress_for
 from brudno.argtypes import positive_int
+from brudno.progress import add_progress_arguments, progress_for
 from engine.game import GameError, InvalidPositionError
 from games.connect4.board import COLUMN_ORDER, Connect4, column_string
 from games.connect4.board import START_FEN as CFOUR_START_FEN
 from games.connect4.solver import Connect4Solver, Solution, SolveAbortedError, pv_text
 from games.grundy import Grundy, grundy_value
 
-__all__ = ["SOLVABLE_GAMES", "SolveReport", "configure", "run", "solve_cfour", "solve_grundy"]
+__all__ = [
+    "SOLVABLE_GAMES",
+    "ExitStatus",
+    "SolveReport",
+    "configure",
+    "run",
+    "solve_cfour",
+    "solve_grundy",
+]
 
 SOLVABLE_GAMES = ("cfour", "grundy")
 
-EXIT_OK = 0
-EXIT_MISMATCH = 1
-EXIT_BAD_INPUT = 2
-EXIT_NOT_SOLVED = 3
-EXIT_INTERRUPTED = 130
+
+class ExitStatus(enum.IntEnum):
+    """The exit statuses, in rising order of what went wrong: a run over many positions
+    exits with the worst that happened to any of them (``max``)."""
+
+    OK = 0
+    MISMATCH = 1
+    """Some expected score (a test-set line's) differs from the solver's."""
+    BAD_INPUT = 2
+    NOT_SOLVED = 3
+    """A position was not solved within ``--max-nodes``."""
+    INTERRUPTED = 130
+
 
 _CHECKED_LINE = re.compile(r"([1-7]*)\s+(-?[0-9]+)")
 """A test-set line: a column string and the expected score."""
@@ -303,15 +320,14 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
     out = sys.stdout if stdout is None else stdout
     if not args.position:
         print(
-            "brudno solve: give a position (a column string such as 4453, a FEN, or - for "
-            "stdin)",
+            "brudno solve: give a position (a column string such as 4453, a FEN, or - for stdin)",
             file=sys.stderr,
         )
-        return EXIT_BAD_INPUT
+        return ExitStatus.BAD_INPUT
     solver = Connect4Solver()
     progress = progress_for(args, "solve", None if args.position == ["-"] else 1)
     solver.report_progress(progress.update)
-    status = EXIT_OK
+    status = ExitStatus.OK
     first = True
     nodes = 0  # of every position so far, Grundy's moves counted as nodes
     try:
@@ -335,19 +351,19 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
             except GameError as exc:
                 progress.finished(False)
                 progress.write(f"brudno solve: {exc}", sys.stderr)
-                status = max(status, EXIT_BAD_INPUT)
+                status = max(status, ExitStatus.BAD_INPUT)
                 continue
             except SolveAbortedError as exc:
                 progress.finished(False, solver.nodes)
                 progress.write(f"brudno solve: not solved ({exc}): {label}", sys.stderr)
-                status = max(status, EXIT_NOT_SOLVED)
+                status = max(status, ExitStatus.NOT_SOLVED)
                 continue
             nodes = solver.nodes if args.game == "cfour" else nodes + report.nodes
             progress.finished(True, nodes)
             if expected is not None:
                 report.extra["expected"] = expected
                 if not report.matches:
-                    status = max(status, EXIT_MISMATCH)
+                    status = max(status, ExitStatus.MISMATCH)
             if args.json:
                 progress.write(json.dumps(report.to_json()), out)
             else:
@@ -356,7 +372,7 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
                 progress.write("\n".join(report.lines()), out)
             first = False
     except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+        return ExitStatus.INTERRUPTED
     finally:
         progress.close()
         solver.report_progress(None)

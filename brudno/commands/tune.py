@@ -7,15 +7,9 @@ Usage (scripts depend on this interface)::
     brudno tune fit DATA.epd [--out WEIGHTS.json] [--weights START.json]
                     [--iterations N] [--learning-rate R] [--k K] [--l2 LAMBDA] [--holdout N]
 
-``data`` samples opening positions deterministically (a seeded shuffle of the opening
-files; by default every ``*.pgn`` / ``*.epd`` in ``chess/openings`` of the shared data
-directory, found as :func:`find_data_dir` says),
-extends each by 0..P plies of seeded random *quiet* play (no captures, promotions or checks,
-so the openings spread into middlegames without turning into blunders), keeps only quiet
-positions (see :func:`is_quiet`), and labels each by Stockfish at ``go depth D`` (fresh hash
-per position, one thread: the labels are reproducible), converted to the side to move's
-win probability ``1 / (1 + 10^(-cp/400))`` (mates: 1 or 0).  Each line is ``FEN ; target``;
-the header comments record the command that made the file.
+``data`` writes a labelled data set (:mod:`brudno.arena.tuning_data` says how the positions
+are sampled and labelled: quiet positions from the shared openings, Stockfish at ``go depth
+D``, the side to move's win probability).
 
 ``fit`` reads such a file, computes each position's features with the chess adapter, fits K
 and then the weights (:mod:`engine.tune`), writes a flat weights JSON in the format of
@@ -31,301 +25,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
-import random
 import shlex
 import sys
 import time
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import chess
-import chess.engine
-import chess.pgn
-
+from brudno.arena.tuning_data import (
+    DATA_DIR_ENV,
+    DEFAULT_STOCKFISH,
+    OPENINGS_SUBDIR,
+    TuneDataError,
+    generate,
+    read_data,
+)
 from brudno.argtypes import non_negative_int, positive_int
 from engine.eval import LinearEvaluator
 from engine.tune import Sample, TuneResult, mean_squared_error, tune
-from games.chess_game import DEFAULT_WEIGHTS_PATH, ChessGame
+from games.chess_game import DEFAULT_WEIGHTS_PATH
 
-__all__ = [
-    "DATA_DIR_ENV",
-    "OPENINGS_SUBDIR",
-    "TuneDataError",
-    "configure",
-    "find_data_dir",
-    "generate",
-    "is_quiet",
-    "label_to_target",
-    "read_data",
-    "run",
-]
-
-DATA_DIR_ENV = "BRUDNO_DATA_DIR"
-"""Environment variable naming the shared data directory (the one holding ``chess/``)."""
-OPENINGS_SUBDIR = Path("chess") / "openings"
-"""Where the opening files lie inside the shared data directory."""
-_SOURCE_ROOT = Path(__file__).resolve().parents[1]
-"""The repository checkout when running from source (an editable install); after a normal
-install this is ``site-packages``, which :func:`find_data_dir` must never search."""
-DEFAULT_STOCKFISH = "/usr/games/stockfish"
-_VALUE = {
-    chess.PAWN: 1,
-    chess.KNIGHT: 3,
-    chess.BISHOP: 3,
-    chess.ROOK: 5,
-    chess.QUEEN: 9,
-    chess.KING: 100,
-}
-
-
-class TuneDataError(ValueError):
-    """A data file that cannot be read, or a labelling engine that cannot be run."""
-
-
-def is_quiet(board: chess.Board) -> bool:
-    """Texel's filter: not in check, not over, and no capture or promotion that wins material
-    by a simple test (the victim is worth more than the attacker, or it is undefended).
-
-    A static evaluation cannot see pending tactics, so positions with one only teach the
-    tuner noise; this cheap test removes most of them without a quiescence search.
-    """
-    if board.is_check() or board.is_game_over():
-        return False
-    enemy = not board.turn
-    for move in board.generate_legal_captures():
-        if move.promotion is not None:
-            return False
-        victim = board.piece_type_at(move.to_square)
-        if victim is None:  # en passant
-            victim = chess.PAWN
-        attacker = board.piece_type_at(move.from_square)
-        assert attacker is not None
-        if _VALUE[victim] > _VALUE[attacker] or not board.is_attacked_by(enemy, move.to_square):
-            return False
-    promotions = board.generate_legal_moves(board.pawns, chess.BB_RANK_1 | chess.BB_RANK_8)
-    return next(iter(promotions), None) is None
-
-
-def label_to_target(score: chess.engine.PovScore) -> float:
-    """A side-to-move score as a win probability: logistic in centipawns, mates 1 or 0."""
-    relative = score.relative
-    mate = relative.mate()
-    if mate is not None:
-        return 1.0 if mate > 0 else 0.0
-    cp = relative.score()
-    assert cp is not None
-    return 1.0 / (1.0 + math.pow(10.0, -cp / 400.0))
-
-
-def _quiet_moves(board: chess.Board) -> list[chess.Move]:
-    return [
-        move
-        for move in board.legal_moves
-        if move.promotion is None and not board.is_capture(move) and not board.gives_check(move)
-    ]
-
-
-def find_data_dir(
-    explicit: Path | None = None,
-    *,
-    environ: Mapping[str, str] | None = None,
-    cwd: Path | None = None,
-    source_root: Path | None = _SOURCE_ROOT,
-) -> Path:
-    """The shared data directory (the one holding ``chess/openings``).
-
-    Where the package's files lie says nothing about where the data is once it is installed
-    (``site-packages/../shared/data`` is no place at all), so the data is looked for where
-    the user works: ``explicit`` (``--data-dir``) or else ``$BRUDNO_DATA_DIR`` when given,
-    and only there (a named directory that is wrong is an error, not a reason to guess);
-    otherwise ``../shared/data`` from the current directory (the layout beside a checkout),
-    then beside ``source_root`` when that is a checkout (it holds ``pyproject.toml``), which
-    finds the data when running from source anywhere.  TuneDataError says where it looked.
-    """
-    environ = os.environ if environ is None else environ
-    named = explicit if explicit is not None else environ.get(DATA_DIR_ENV) or None
-    if named is not None:
-        where = Path(named).expanduser()
-        origin = "--data-dir" if explicit is not None else f"${DATA_DIR_ENV}"
-        if not (where / OPENINGS_SUBDIR).is_dir():
-            raise TuneDataError(f"{origin} {where}: no {OPENINGS_SUBDIR} directory in it")
-        return where
-    candidates = [(Path.cwd() if cwd is None else cwd) / ".." / "shared" / "data"]
-    if source_root is not None and (source_root / "pyproject.toml").is_file():
-        candidates.append(source_root / ".." / "shared" / "data")
-    for candidate in candidates:
-        if (candidate / OPENINGS_SUBDIR).is_dir():
-            return candidate.resolve()
-    looked = ", ".join(str(c.resolve() / OPENINGS_SUBDIR) for c in candidates)
-    raise TuneDataError(
-        f"no shared data found (looked for {looked}); give --data-dir DIR (the directory "
-        f"holding {OPENINGS_SUBDIR}), set {DATA_DIR_ENV}, or name opening files with --games"
-    )
-
-
-def _opening_files(games: Sequence[Path] | None, data_dir: Path | None) -> list[Path]:
-    if games:
-        return list(games)
-    openings = find_data_dir(data_dir) / OPENINGS_SUBDIR
-    files = sorted(path for path in openings.iterdir() if path.suffix.lower() in (".pgn", ".epd"))
-    if not files:
-        raise TuneDataError(f"no .pgn or .epd files in {openings}")
-    return files
-
-
-def _entries(path: Path) -> list[int] | list[str]:
-    """A PGN file's game offsets (found without parsing moves) or an EPD file's lines."""
-    try:
-        if path.suffix.lower() == ".pgn":
-            offsets: list[int] = []
-            with path.open(encoding="utf-8-sig") as handle:
-                while True:
-                    offset = handle.tell()
-                    if not chess.pgn.skip_game(handle):
-                        return offsets
-                    offsets.append(offset)
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TuneDataError(f"cannot read openings file {path}: {exc}") from None
-    return [line.strip() for line in text.splitlines() if line.strip() and line[0] not in "#%"]
-
-
-def _start_board(path: Path, entry: int | str) -> chess.Board | None:
-    """The position at the end of an opening entry, or None for one that is unusable (bad,
-    or a game already over): a data set skips it rather than stopping."""
-    try:
-        if isinstance(entry, int):
-            with path.open(encoding="utf-8-sig") as handle:
-                handle.seek(entry)
-                game = chess.pgn.read_game(handle)
-            if game is None or game.errors:
-                return None
-            board = game.end().board()
-        else:
-            parts = entry.split()
-            if len(parts) >= 6 and parts[4].isdigit() and parts[5].rstrip(";").isdigit():
-                board = chess.Board(" ".join([*parts[:5], parts[5].rstrip(";")]))
-            else:
-                board = chess.Board.from_epd(entry)[0]
-    except (ValueError, OSError):
-        return None
-    if not board.is_valid() or board.is_game_over():
-        return None
-    return board
-
-
-def _candidates(files: Sequence[Path], positions: int, plies: int, seed: int) -> list[str]:
-    """Quiet FENs, unique, in a deterministic order: each file's entries in a seeded shuffle,
-    extended by seeded quiet plies, until the file has given its share (twice what is
-    wanted, because the quiet filter and duplicates drop some) or runs out."""
-    rng = random.Random(seed)
-    per_file = -(-positions * 2 // len(files))
-    fens: list[str] = []
-    seen: set[str] = set()
-    for path in files:
-        entries = _entries(path)
-        order = list(range(len(entries)))
-        rng.shuffle(order)
-        taken = 0
-        for index in order:
-            if taken == per_file:
-                break
-            board = _start_board(path, entries[index])
-            if board is None:
-                continue
-            taken += 1
-            for _ in range(rng.randint(0, plies)):
-                moves = _quiet_moves(board)
-                if not moves:
-                    break
-                board.push(rng.choice(moves))
-            epd = board.epd()
-            if epd in seen or not is_quiet(board):
-                continue
-            seen.add(epd)
-            fens.append(board.fen())
-    if not fens:
-        raise TuneDataError("the opening files gave no usable quiet positions")
-    rng.shuffle(fens)
-    return fens[:positions]
-
-
-def generate(
-    out: Path,
-    *,
-    positions: int,
-    depth: int,
-    plies: int = 8,
-    seed: int = 1,
-    games: Sequence[Path] | None = None,
-    data_dir: Path | None = None,
-    stockfish: str = DEFAULT_STOCKFISH,
-    command: str = "",
-) -> int:
-    """Write a labelled data set to ``out``; return how many positions it holds.
-
-    The openings are ``games``, else those of the shared data (``data_dir`` or as
-    :func:`find_data_dir` finds it)."""
-    fens = _candidates(_opening_files(games, data_dir), positions, plies, seed)
-    try:
-        engine = chess.engine.SimpleEngine.popen_uci(shlex.split(stockfish))
-    except (OSError, chess.engine.EngineError) as exc:
-        raise TuneDataError(f"cannot run {stockfish!r}: {exc}") from None
-    lines = [
-        "# Brudno Texel tuning data: FEN ; side-to-move win probability",
-        f"# made by: {command}" if command else "# made by: brudno tune data",
-        f"# labels: {engine.id.get('name', stockfish)} go depth {depth}, Threads=1, "
-        "fresh hash per position, target = 1/(1+10^(-cp/400)), mate = 1 or 0",
-    ]
-    try:
-        engine.configure({"Threads": 1, "Hash": 16})
-        for number, fen in enumerate(fens):
-            board = chess.Board(fen)
-            info = engine.analyse(board, chess.engine.Limit(depth=depth), game=number)
-            score = info.get("score")
-            if score is None:
-                raise TuneDataError(f"{stockfish!r} gave no score for {fen}")
-            lines.append(f"{fen} ; {label_to_target(score):.4f}")
-    except chess.engine.EngineError as exc:
-        raise TuneDataError(f"{stockfish!r} failed: {exc}") from None
-    finally:
-        engine.quit()
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return len(fens)
-
-
-def read_data(path: Path) -> tuple[list[Sample], int]:
-    """Samples (chess features, target) from a ``FEN ; target`` file, and how many lines were
-    skipped as not quiet (a hand-made file need not have been filtered)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TuneDataError(f"cannot read {path}: {exc}") from None
-    samples: list[Sample] = []
-    skipped = 0
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        fen, sep, value = line.rpartition(";")
-        try:
-            if not sep:
-                raise ValueError("expected 'FEN ; target'")
-            target = float(value)
-            if not 0.0 <= target <= 1.0:
-                raise ValueError(f"target {target} outside [0, 1]")
-            board = chess.Board(fen.strip())
-        except ValueError as exc:
-            raise TuneDataError(f"{path}:{number}: {exc}") from None
-        if not is_quiet(board):
-            skipped += 1
-            continue
-        samples.append((dict(ChessGame(board).features()), target))
-    if not samples:
-        raise TuneDataError(f"{path}: no quiet positions")
-    return samples, skipped
+__all__ = ["configure", "run"]
 
 
 def _write_weights(path: Path, weights: dict[str, int]) -> None:

@@ -32,8 +32,16 @@ def rows_of(text: str) -> list[dict[str, str]]:
 def test_csv_interface_on_a_tree(capsys: pytest.CaptureFixture[str]) -> None:
     algorithms = "minimax,negamax,alphabeta,negascout,mtdf,sssstar,dualstar"
     status, out, _ = lab(
-        capsys, "--tree", "3:4", "--order", "perfect", "--seed", "5",
-        "--algorithms", algorithms, "--csv",
+        capsys,
+        "--tree",
+        "3:4",
+        "--order",
+        "perfect",
+        "--seed",
+        "5",
+        "--algorithms",
+        algorithms,
+        "--csv",
     )
     assert status == 0
     header = out.splitlines()[0]
@@ -52,8 +60,9 @@ def test_csv_interface_on_a_tree(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_table_output(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = lab(capsys, "--tree", "2:5", "--order", "worst", "--algorithms",
-                         "alphabeta,failsoft")
+    status, out, _ = lab(
+        capsys, "--tree", "2:5", "--order", "worst", "--algorithms", "alphabeta,failsoft"
+    )
     assert status == 0
     lines = out.splitlines()
     assert lines[0] == "# tree 2:5, worst order, seed 0"
@@ -76,15 +85,22 @@ def test_default_algorithms_fit_the_source(capsys: pytest.CaptureFixture[str]) -
 
 def test_game_source(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = lab(
-        capsys, "--game", "tictactoe", "--fen", "3/pp1/PP1[PPPpp] w - - 0 3", "--depth", "3",
-        "--algorithms", "alphabeta,mtdf", "--csv",
+        capsys,
+        "--game",
+        "tictactoe",
+        "--fen",
+        "3/pp1/PP1[PPPpp] w - - 0 3",
+        "--depth",
+        "3",
+        "--algorithms",
+        "alphabeta,mtdf",
+        "--csv",
     )
     assert status == 0
     rows = rows_of(out)
     assert [r["best"] for r in rows] == ["P@c1", "P@c1"]
     assert rows[0]["value"] == rows[1]["value"] == str(30_000 - 1)  # mate in one ply
-    status, out, _ = lab(capsys, "--game", "tictactoe", "--depth", "2", "--algorithms",
-                         "negamax")
+    status, out, _ = lab(capsys, "--game", "tictactoe", "--depth", "2", "--algorithms", "negamax")
     assert status == 0
     assert "score" in out.splitlines()[1]
     cells = out.splitlines()[2].split()
@@ -93,8 +109,9 @@ def test_game_source(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_sweep_runs_every_depth(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = lab(capsys, "--tree", "2:4", "--algorithms", "minimax,alphabeta",
-                         "--sweep", "--csv")
+    status, out, _ = lab(
+        capsys, "--tree", "2:4", "--algorithms", "minimax,alphabeta", "--sweep", "--csv"
+    )
     assert status == 0
     rows = rows_of(out)
     assert [(r["depth"], r["algorithm"]) for r in rows] == [
@@ -184,8 +201,17 @@ def test_plot_draws_one_line_per_algorithm_on_a_log_scale(
     pyplot = install_fake_matplotlib(monkeypatch)
     target = tmp_path / "nodes.png"
     status, out, err = lab(
-        capsys, "--tree", "2:4", "--order", "worst", "--algorithms", "minimax,alphabeta",
-        "--plot", str(target), "--plot-metric", "leaves",
+        capsys,
+        "--tree",
+        "2:4",
+        "--order",
+        "worst",
+        "--algorithms",
+        "minimax,alphabeta",
+        "--plot",
+        str(target),
+        "--plot-metric",
+        "leaves",
     )
     assert status == 0
     assert f"plot written to {target}" in err

@@ -22,16 +22,13 @@ import chess.pgn
 import pytest
 
 from brudno.arena import players as match_players
-from brudno.arena.match import (
-    Match,
-    MatchError,
-    MatchResult,
-    MatchSettings,
-    ResignRule,
-    TimeControl,
-)
+from brudno.arena.adjudication import ResignRule
+from brudno.arena.clock import TimeControl
+from brudno.arena.match import Match
 from brudno.arena.openings import Opening
 from brudno.arena.players import EngineConfig
+from brudno.arena.results import MatchResult
+from brudno.arena.settings import MatchError, MatchSettings
 from brudno.arena.stats import Sprt, SprtDecision
 from brudno.cli import main as brudno_main
 from tests.support.paths import REPO

@@ -71,7 +71,7 @@ def test_fen_positions_unquoted_and_quoted() -> None:
 def test_stdin_test_set_lines_are_checked() -> None:
     lines = (PONS / "Test_L3_R1").read_text(encoding="utf-8").splitlines()[:20]
     status, out = run_solve(["--json", "-"], stdin="\n".join(lines) + "\n")
-    assert status == solve.EXIT_OK
+    assert status == solve.ExitStatus.OK
     results = [json.loads(line) for line in out.splitlines()]
     assert len(results) == 20
     assert all(r["score"] == r["expected"] for r in results)
@@ -80,19 +80,19 @@ def test_stdin_test_set_lines_are_checked() -> None:
 
 def test_a_wrong_expected_score_fails_the_run() -> None:
     status, out = run_solve(["-"], stdin="4455 17\n# a comment\n\n44455554221 -15\n")
-    assert status == solve.EXIT_MISMATCH
+    assert status == solve.ExitStatus.MISMATCH
     assert "expected   17 (MISMATCH)" in out
     assert "expected   -15 (ok)" in out
 
 
 def test_bad_input_and_budget_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run_solve(["444444445"])[0] == solve.EXIT_BAD_INPUT
+    assert run_solve(["444444445"])[0] == solve.ExitStatus.BAD_INPUT
     assert "drops into full column 4" in capsys.readouterr().err
-    assert run_solve(["1212121"])[0] == solve.EXIT_BAD_INPUT
+    assert run_solve(["1212121"])[0] == solve.ExitStatus.BAD_INPUT
     assert "game is over" in capsys.readouterr().err
-    assert run_solve([])[0] == solve.EXIT_BAD_INPUT
+    assert run_solve([])[0] == solve.ExitStatus.BAD_INPUT
     status, out = run_solve(["--max-nodes", "500", "4453"])
-    assert status == solve.EXIT_NOT_SOLVED
+    assert status == solve.ExitStatus.NOT_SOLVED
     assert out == ""
     assert "not solved (node budget" in capsys.readouterr().err
 
@@ -141,7 +141,7 @@ def test_a_bad_column_digit_is_named_as_a_column(
     done = subprocess.run(
         [*brudno, "solve", position], check=False, capture_output=True, text=True, timeout=60
     )
-    assert done.returncode == solve.EXIT_BAD_INPUT
+    assert done.returncode == solve.ExitStatus.BAD_INPUT
     assert done.stderr == f"brudno solve: {message}\n"
     assert "FEN" not in done.stderr
 
@@ -163,7 +163,7 @@ def test_a_long_solve_reports_progress_on_stderr(brudno: list[str]) -> None:
         text=True,
         timeout=120,
     )
-    assert done.returncode == solve.EXIT_NOT_SOLVED
+    assert done.returncode == solve.ExitStatus.NOT_SOLVED
     assert done.stdout == ""
     lines = done.stderr.splitlines()
     progress = [PROGRESS_LINE.fullmatch(line) for line in lines[:-1]]
@@ -185,7 +185,7 @@ def test_stdin_progress_counts_positions_and_solved(brudno: list[str]) -> None:
         text=True,
         timeout=60,
     )
-    assert done.returncode == solve.EXIT_BAD_INPUT  # the "8"
+    assert done.returncode == solve.ExitStatus.BAD_INPUT  # the "8"
     progress = [m for line in done.stderr.splitlines() if (m := PROGRESS_LINE.fullmatch(line))]
     # No total for stdin: positions done, and solved of them, after each position.
     assert [m.group(1, 2, 3) for m in progress] == [

@@ -13,7 +13,7 @@ import chess
 import chess.engine
 import pytest
 
-from brudno.commands.tune import (
+from brudno.arena.tuning_data import (
     DATA_DIR_ENV,
     TuneDataError,
     find_data_dir,
