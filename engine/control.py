@@ -10,6 +10,17 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from enum import StrEnum
+
+
+class ControlEvent(StrEnum):
+    """What a :class:`SearchControl` tells its listeners."""
+
+    STOP = "stop"
+    PONDERHIT = "ponderhit"
+
+
+ControlListener = Callable[[ControlEvent], None]
 
 
 class SearchControl:
@@ -19,12 +30,13 @@ class SearchControl:
         self._stop = threading.Event()
         self._clock = clock
         self._ponderhit_at: float | None = None
-        self._listeners: list[Callable[[str], None]] = []
+        self._listeners: list[ControlListener] = []
         self.pondering = pondering
         """True until ``ponderhit``: the clock does not run while pondering."""
 
-    def add_listener(self, listener: Callable[[str], None]) -> None:
-        """Call ``listener("stop")`` / ``listener("ponderhit")`` when those happen.
+    def add_listener(self, listener: ControlListener) -> None:
+        """Call ``listener(ControlEvent.STOP)`` / ``listener(ControlEvent.PONDERHIT)`` when
+        those happen (a :class:`ControlEvent` is a ``str``: ``"stop"``, ``"ponderhit"``).
 
         For runners whose search lives elsewhere (a worker process) and must be told,
         rather than poll this object."""
@@ -34,7 +46,7 @@ class SearchControl:
         """Ask the search to finish now; it returns the last completed iteration's move."""
         self._stop.set()
         for listener in self._listeners:
-            listener("stop")
+            listener(ControlEvent.STOP)
 
     @property
     def stopped(self) -> bool:
@@ -45,7 +57,7 @@ class SearchControl:
         self._ponderhit_at = self._clock()
         self.pondering = False
         for listener in self._listeners:
-            listener("ponderhit")
+            listener(ControlEvent.PONDERHIT)
 
     @property
     def ponderhit_at(self) -> float | None:

@@ -23,11 +23,19 @@ Evaluation is linear (DESIGN.md): ``features()`` are numbers fᵢ of the positio
 ``evaluator`` holds weights wᵢ, and ``evaluate()`` returns round(Σ wᵢ·fᵢ) from the side to
 move's point of view.  ``evaluate()`` may compute the same sum faster than going through the
 dictionary, but must agree with ``evaluator.evaluate(features())``.
+
+Optional capabilities (a static exchange test, a check test, chance nodes) are their own
+runtime-checkable protocols below, not members of :class:`Game`: a game that lacks one still
+satisfies the contract.  A search asks ``isinstance(game, Capability)`` once when it starts and
+binds what it found (or a stand-in) for its node functions, never ``getattr`` per node.  The
+exact solver is declared as data instead, on the registry's ``Variant`` (it runs before the
+search rather than inside it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from fractions import Fraction
 from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
@@ -191,4 +199,28 @@ class CheckTest(Protocol[MoveT_contra]):
 
     def gives_check(self, move: MoveT_contra) -> bool:
         """Whether the legal ``move`` leaves the opponent in check."""
+        ...
+
+
+@runtime_checkable
+class ChanceGame(Game[MoveT], Protocol[MoveT]):
+    """Optional: a :class:`Game` with chance nodes, where an outcome happens with a known
+    probability instead of being chosen (dice, a card draw).
+
+    The rules are in :mod:`engine.lab.chance`; the searches that understand chance
+    (expectiminimax, Star1, Star2 in :mod:`engine.lab.classic`) ask for it, and the others
+    refuse a game that has it.
+    """
+
+    def is_chance_node(self) -> bool:
+        """True when the next event is random rather than chosen."""
+        ...
+
+    def chance_outcomes(self) -> list[tuple[MoveT, Fraction]]:
+        """Every outcome of this chance node with its probability (exact, summing to 1)."""
+        ...
+
+    @property
+    def value_bound(self) -> int:
+        """``U`` with ``|evaluate()| <= U`` everywhere; decided games score ``±U``."""
         ...

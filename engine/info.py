@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from engine.score import Reported
 
 
-class Bound(Enum):
-    """Whether a reported score is exact or only a bound (aspiration fail-high/low)."""
+class Bound(StrEnum):
+    """Whether a reported score is exact or only a bound (aspiration fail-high/low); the
+    values are UCI's words for the bounds."""
 
     EXACT = "exact"
     LOWER = "lowerbound"

@@ -26,6 +26,9 @@ from typing import Any
 
 from engine.game import Game
 
+# The stages stay plain ints, not an IntEnum: the search compares the stage of every move it
+# tries, and CPython 3.11 specialises comparisons of exact ints only (an IntEnum member makes
+# ``STAGE_KILLER <= stage <= STAGE_QUIET`` several times slower).
 STAGE_TT = 0
 """The transposition-table move (noisy or quiet: ask ``game.is_noisy`` if it matters)."""
 STAGE_NOISY = 1

@@ -1,33 +1,38 @@
-"""The production search: iterative deepening negamax alpha-beta over any :class:`Game`.
+"""The production search: negamax alpha-beta node functions over any :class:`Game`.
 
 Shape (DESIGN.md, engine/): iterative deepening with aspiration windows around the previous
-score; principal variation search (a full window for the first move, null windows for the
-rest, re-searched when they fail high); a bounded transposition table with distance-adjusted
-mate scores; quiescence over the game's noisy moves with stand-pat (all evasions when in
-check); mate-distance pruning; check extension; internal iterative reduction; null-move
-pruning; late-move reductions; reverse futility, futility and late-move (move-count) pruning
-near the horizon, sparing moves that give check; killers and history feeding the staged move
-ordering of :mod:`engine.ordering`.  Games with captures may offer a static exchange test
-(:class:`~engine.game.StaticExchange`): then quiescence skips captures that lose material or
-cannot lift stand-pat to alpha (delta pruning), losing captures are ordered after the quiet
-moves, and near the horizon those losing too much are not searched.  A game's
-:class:`~engine.game.CheckTest` lets the pruning spare checks without playing each move.
-A ``go mate N`` search is a proof search: null move, reductions and all the pruning above
-are off for it (they hide quiet mating moves behind sacrifices), so the shortest mate is
-found at depth ``2N - 1``.
+score (the shared :class:`~engine.driver.Driver`); principal variation search (a full window
+for the first move, null windows for the rest, re-searched when they fail high); a bounded
+transposition table with distance-adjusted mate scores; quiescence over the game's noisy moves
+with stand-pat (all evasions when in check); mate-distance pruning; check extension; internal
+iterative reduction; null-move pruning; late-move reductions; reverse futility, futility and
+late-move (move-count) pruning near the horizon, sparing moves that give check; killers and
+history feeding the staged move ordering of :mod:`engine.ordering`.  Games with captures may
+offer a static exchange test (:class:`~engine.game.StaticExchange`): then quiescence skips
+captures that lose material or cannot lift stand-pat to alpha (delta pruning), losing captures
+are ordered after the quiet moves, and near the horizon those losing too much are not searched.
+A game's :class:`~engine.game.CheckTest` lets the pruning spare checks without playing each
+move.  A ``go mate N`` search is a proof search: null move, reductions and all the pruning above
+are off for it (they hide quiet mating moves behind sacrifices), so the shortest mate is found
+at depth ``2N - 1``.
 
 Why closures: the node functions are created per ``search()`` as closures over locals, so the
 hot path reads cells and locals instead of instance attributes, and the game's bound methods
 are looked up once per search instead of once per node.
 
+What is here and what is not: this module holds what makes the production search fast and
+strong, the node functions (``qsearch``, ``negamax``, the root's PVS) with the table and the
+move-ordering memory they share.  Everything around them (root moves and ``searchmoves``,
+MultiPV, aspiration windows, soft and hard time, the reports and the result) is the
+:class:`~engine.driver.Driver`, the same one every classic algorithm runs under, so a match
+between algorithms compares their trees and nothing else.
+
 Stopping: every node counts itself and every 64 to 1,024 nodes (adapted to about 5 ms) polls
-the stop event, the node limit (hit exactly) and the hard deadline of :mod:`engine.timeman`;
-the soft limit, scaled by how often the best move changed lately, is checked between
-iterations.  While ``control.pondering`` the clock is ignored; after ``ponderhit`` the budget
-counts from ``control.ponderhit_at``.  A stop raises :class:`_Abort` at a node's entry, where the
-game holds exactly ``ply`` pushed moves; the driver pops them, so the game is restored without
-a ``try`` per node.  The move played comes from the last completed iteration, or from a root
-move that beat the best score with a completed full-window search in the interrupted one.
+the stop event, the node limit (hit exactly) and the hard limit of the search's
+:class:`~engine.timeman.Deadline`; the driver checks the soft limit between iterations.  A
+stop raises :class:`~engine.driver.SearchStopped` at a node's entry, where the game holds
+exactly ``ply`` pushed moves; the driver pops them, so the game is restored without a ``try``
+per node.
 
 Exhaustion: a counter of "horizon events" (static evaluations, heuristic prunings, cut-offs on
 entries that were not themselves exhaustive) tells whether a subtree was searched to the end
@@ -45,13 +50,14 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Final
 
 from engine.control import SearchControl
-from engine.game import Game
-from engine.info import Bound, InfoCallback, SearchInfo, SearchResult, ignore_info
+from engine.driver import Counters, Driver, Iteration, Line, Root, SearchStopped
+from engine.game import CheckTest, Game, StaticExchange
+from engine.info import InfoCallback, SearchInfo, SearchResult, ignore_info
 from engine.limits import Limits
 from engine.ordering import (
     STAGE_KILLER,
@@ -62,8 +68,7 @@ from engine.ordering import (
     ordered_moves,
     staged_moves,
 )
-from engine.score import DRAW, INF, MATE, MATE_BOUND, MAX_PLY, outcome_score, report, wdl
-from engine.timeman import TimeBudget, allocate
+from engine.score import DRAW, INF, MATE, MATE_BOUND, MAX_PLY
 from engine.tt import EXACT, EXHAUSTIVE, LOWER, UPPER, TranspositionTable
 
 MAX_DEPTH = 128
@@ -77,9 +82,6 @@ _POLL_MAX = 1024
 _POLL_GAP_S = 0.005
 """The poll interval adapts so that stop/deadline checks happen about every 5 ms."""
 
-_ASP_MIN_DEPTH = 4
-_ASP_DELTA = 25
-_ASP_GIVE_UP = 1000
 _RFP_DEPTH = 3
 _RFP_MARGIN = 120
 _FUT_MARGINS = (0, 150, 300)
@@ -96,13 +98,11 @@ _IIR_DEPTH = 4
 _LMR_MIN_DEPTH = 3
 _LMR_MIN_MOVES = 3
 _HIST_MAX = 16384
-_BOUND_REPORT_S = 1.0
 _CURRMOVE_REPORT_S = 3.0
+"""Root moves are reported (``currmove``) once the search has run this long."""
 
 _LMR = tuple(
-    tuple(
-        0 if d < 1 or m < 1 else int(0.5 + math.log(d) * math.log(m) / 2.5) for m in range(64)
-    )
+    tuple(0 if d < 1 or m < 1 else int(0.5 + math.log(d) * math.log(m) / 2.5) for m in range(64))
     for d in range(64)
 )
 """Late-move reduction by (depth, moves already searched), conservative."""
@@ -131,14 +131,6 @@ def _check_by_playing(game: Game[Any]) -> Callable[[Any], bool]:
 def _no_gain() -> int:
     """Never called: ``max_gain`` is used only together with a game's ``see_ge``."""
     return INF
-
-
-class _Abort(Exception):  # noqa: N818 - a control-flow signal, not an error
-    """Unwinds the tree from the node that noticed a stop; ``ply`` moves are still pushed."""
-
-    def __init__(self, ply: int) -> None:
-        super().__init__(ply)
-        self.ply = ply
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,14 +169,6 @@ ABLATIONS: Final[dict[str, SearchConfig]] = {
 name: a match of ``pvs`` against one of these measures what that heuristic is worth
 (``futility`` covers reverse futility, futility and late-move pruning; ``see`` the
 exchange-based capture pruning; null move is the one heuristic off by default)."""
-
-
-@dataclass(slots=True)
-class _Line:
-    """A root line found in one iteration: its score and moves (game objects, not text)."""
-
-    score: int
-    moves: tuple[Any, ...]
 
 
 class Searcher:
@@ -233,18 +217,37 @@ class Searcher:
         game: Game[Any],
         limits: Limits,
         *,
+        config: SearchConfig | None = None,
         control: SearchControl | None = None,
         on_info: InfoCallback = ignore_info,
         multipv: int = 1,
         move_overhead_ms: int = 30,
     ) -> SearchResult:
-        """Search ``game`` in place (pushes are undone before returning) within ``limits``."""
-        # Step 1. Set up the per-search state.
+        """Search ``game`` in place (pushes are undone before returning) within ``limits``.
+
+        ``config`` switches heuristics for this search only (an ablation, :data:`ABLATIONS`;
+        default: the searcher's own, the production configuration).  The table and the
+        move-ordering memory are the same either way, so an ablation differs from the
+        production search by its one switch and nothing else.
+
+        The node functions are built here as closures; :class:`~engine.driver.Driver` does
+        the iterative deepening around them, as it does for every searcher.
+        """
+        # Step 1. Set up the per-search state; the driver starts the clock.
+        driver = Driver(
+            game,
+            limits,
+            max_depth=MAX_DEPTH,
+            control=control,
+            on_info=on_info,
+            multipv=multipv,
+            move_overhead_ms=move_overhead_ms,
+            clock=self._clock,
+        )
         clock = self._clock
-        start = clock()
-        if control is None:
-            control = SearchControl()
-        cfg = self.config
+        start = driver.start
+        control = driver.control
+        cfg = self.config if config is None else config
         if game.variant != self._variant:
             # Another game's entries would hand this game foreign moves as TT moves.
             if self._variant is not None:
@@ -258,54 +261,37 @@ class Searcher:
         killers: list[list[Any]] = [[None, None] for _ in range(MAX_PLY + 2)]
         pv_lines: list[tuple[Any, ...]] = [_NO_PV] * (MAX_PLY + 2)
 
-        # Step 2. Root moves: legal ones in staged order, restricted to ``searchmoves``.
+        # Step 2. Root moves: legal ones in staged order (the driver applies ``searchmoves``).
         root_key = game.key()
         root_entry = tt.probe(root_key)
         legal_root = game.noisy_moves() + game.quiet_moves()
-        if not legal_root:
-            score = outcome_score(game.terminal_value(), 0)
-            info = SearchInfo(depth=0, score=report(score), wdl=wdl(score))
-            on_info(info)
-            return SearchResult(None, None, report(score), 0, 0, self._ms_since(start))
         root_tt_move = None
         if root_entry is not None and root_entry.move in legal_root:
             root_tt_move = root_entry.move
-        root_moves = ordered_moves(game, root_tt_move, history=hist_tables[root_side])
-        if limits.searchmoves is not None:
-            chosen = self._parse_moves(game, limits.searchmoves)
-            restricted = [m for m in root_moves if m in chosen]
-            if restricted:
-                root_moves = restricted
-        n_lines = max(1, min(multipv, len(root_moves)))
+        root_moves = (
+            ordered_moves(game, root_tt_move, history=hist_tables[root_side]) if legal_root else []
+        )
 
-        # Step 3. Limits: depth, nodes, mate, time budget.
-        max_depth = MAX_DEPTH if limits.depth is None else max(1, min(limits.depth, MAX_DEPTH))
-        node_limit = None if limits.nodes is None else max(1, limits.nodes)
-        mate_limit = limits.mate if limits.mate is not None and limits.mate > 0 else None
-        budget: TimeBudget | None = allocate(limits, game.side, game.ply, move_overhead_ms)
-        hard_s = None if budget is None else budget.hard_ms / 1000.0
-        single_reply = budget is not None and len(root_moves) == 1
+        # Step 3. Limits, as the driver derived them from ``go``: nodes, mate, the deadline.
+        node_limit = driver.node_limit
+        deadline = driver.deadline
+        timed = deadline.timed
+        hard_reached = deadline.hard_reached
 
         # Step 4. Counters shared with the node functions.
         nodes = 0
         events = 0
+        events_before = 0
         seldepth = 0
         cutoffs = 0
         first_cutoffs = 0
-        completed_depth = 0
         ext_limit = 2
         poll_every = _POLL_MIN
         next_poll = poll_every if node_limit is None else min(poll_every, node_limit)
         last_poll = start
 
-        def clock_base() -> float | None:
-            """When this move's clock started, or None while pondering (clock ignored)."""
-            if control.pondering:
-                return None
-            hit = control.ponderhit_at
-            return start if hit is None else hit
-
         def poll(ply: int) -> None:
+            """Every few hundred nodes: adapt the interval, then stop, node limit, deadline."""
             nonlocal next_poll, poll_every, last_poll
             now = clock()
             gap = now - last_poll
@@ -317,18 +303,15 @@ class Searcher:
             next_poll = nodes + poll_every
             if node_limit is not None:
                 if nodes >= node_limit:
-                    raise _Abort(ply)
+                    raise SearchStopped(ply)
                 next_poll = min(next_poll, node_limit)
             if control.stopped:
-                raise _Abort(ply)
-            if hard_s is not None:
-                base = clock_base()
-                if base is not None and (
-                    now - base >= hard_s or (single_reply and completed_depth >= 1)
-                ):
-                    raise _Abort(ply)
+                raise SearchStopped(ply)
+            if timed and hard_reached(now):
+                raise SearchStopped(ply)
 
-        # Bound methods and switches as closure cells: no attribute lookups per node.
+        # Step 5. Bound methods, switches and capabilities as closure cells: no attribute
+        # lookups (and no capability tests) per node.
         push = game.push
         pop = game.pop
         push_null = game.push_null
@@ -347,23 +330,27 @@ class Searcher:
         use_tt_cut = cfg.tt_cutoffs
         # ``go mate N`` asks for a proof of the shortest mate: the heuristics that hide quiet
         # mating moves behind a sacrifice (null move, reductions, futility) are left out.
-        proof = mate_limit is not None
+        proof = driver.mate_limit is not None
         use_null = cfg.null_move and not proof
         use_lmr = cfg.lmr and not proof
         use_fut = cfg.futility and not proof
-        exchange = getattr(game, "see_ge", None)
+        # The optional capabilities, asked once per search (engine.game).
+        exchange = game if isinstance(game, StaticExchange) else None
         use_see = exchange is not None and cfg.exchange_pruning and not proof
-        see_ge: Callable[[Any, int], bool] = exchange if exchange and use_see else _keeps_material
-        max_gain: Callable[[], int] = getattr(game, "max_gain", _no_gain) if use_see else _no_gain
+        see_ge: Callable[[Any, int], bool] = _keeps_material
+        max_gain: Callable[[], int] = _no_gain
+        if exchange is not None and use_see:
+            see_ge = exchange.see_ge
+            max_gain = exchange.max_gain
         lmp_counts = _LMP_COUNTS if use_fut else ()
-        check_test = getattr(game, "gives_check", None)
         gives_check: Callable[[Any], bool] = (
-            check_test if check_test is not None else _check_by_playing(game)
+            game.gives_check if isinstance(game, CheckTest) else _check_by_playing(game)
         )
         exchange_order = see_ge if use_see else None
         lmr_table = _LMR
         fut_margins = _FUT_MARGINS
 
+        # Step 6. The node functions: quiescence, and the PVS node (its own Steps N1-N9).
         def qsearch(alpha: int, beta: int, ply: int, in_check: bool) -> int:
             """Resolve noisy moves so the static evaluation is taken in a quiet position."""
             nonlocal nodes, events, seldepth
@@ -392,10 +379,14 @@ class Searcher:
                 elif tt_score <= -MATE_BOUND:
                     tt_score += ply
                 tt_bound = entry[3]
-                if use_tt_cut and not pv_node and (
-                    tt_bound == EXACT
-                    or (tt_bound == LOWER and tt_score >= beta)
-                    or (tt_bound == UPPER and tt_score <= alpha)
+                if (
+                    use_tt_cut
+                    and not pv_node
+                    and (
+                        tt_bound == EXACT
+                        or (tt_bound == LOWER and tt_score >= beta)
+                        or (tt_bound == UPPER and tt_score <= alpha)
+                    )
                 ):
                     if entry[2] != EXHAUSTIVE:
                         events += 1
@@ -673,201 +664,73 @@ class Searcher:
             )
             return best
 
-        # Step 5. Root search and aspiration windows.
-        pending: _Line | None = None
-
-        def elapsed_s() -> float:
-            return clock() - start
-
-        def search_root(depth: int, alpha: int, beta: int, moves: list[Any], k: int) -> _Line:
-            """PVS over the root moves; a move beating alpha with a full window is kept."""
-            nonlocal pending
+        # Step 7. The root: PVS over the root moves, and what each iteration adds.
+        def search_root(depth: int, alpha: int, beta: int, moves: list[Any], k: int) -> Line:
+            """PVS over the root moves; a move beating alpha with a full window is kept (and
+            handed to the driver if the search stops before this returns)."""
             best = -INF
             line: tuple[Any, ...] = _NO_PV
-            for i, move in enumerate(moves):
-                if elapsed_s() >= _CURRMOVE_REPORT_S:
-                    on_info(
-                        SearchInfo(
-                            depth=depth,
-                            currmove=game.format_move(move),
-                            currmovenumber=i + 1,
-                            multipv=k + 1,
-                        )
-                    )
-                push(move)
-                check = in_check_fn()
-                if i == 0:
-                    s = -negamax(depth - 1, -beta, -alpha, 1, True, True, check)
-                else:
-                    s = -negamax(depth - 1, -alpha - 1, -alpha, 1, False, True, check)
-                    if s > alpha:
-                        s = -negamax(depth - 1, -beta, -alpha, 1, True, True, check)
-                pop()
-                if s > best:
-                    best = s
-                    if s > alpha:
-                        line = (move, *pv_lines[1])
-                        if k == 0:
-                            pending = _Line(s, line)
-                        if s >= beta:
-                            break
-                        alpha = s
-            return _Line(best, line)
-
-        def aspirate(depth: int, moves: list[Any], prev: _Line | None, k: int) -> _Line:
-            """Search a narrow window around the previous score, widening after failures."""
-            if (
-                cfg.aspiration
-                and depth >= _ASP_MIN_DEPTH
-                and prev is not None
-                and -MATE_BOUND < prev.score < MATE_BOUND
-            ):
-                delta = _ASP_DELTA
-                alpha = max(prev.score - delta, -INF)
-                beta = min(prev.score + delta, INF)
-            else:
-                delta = 0
-                alpha, beta = -INF, INF
-            while True:
-                found = search_root(depth, alpha, beta, moves, k)
-                if found.moves and found.moves[0] is not moves[0]:
-                    # The fail-high (or new best) move leads the re-search.
-                    moves.remove(found.moves[0])
-                    moves.insert(0, found.moves[0])
-                if found.score <= alpha and alpha > -INF:
-                    bound = Bound.UPPER
-                    beta = (alpha + beta) // 2
-                    alpha = max(found.score - delta, -INF)
-                elif found.score >= beta and beta < INF:
-                    bound = Bound.LOWER
-                    beta = min(found.score + delta, INF)
-                else:
-                    return found
-                if elapsed_s() >= _BOUND_REPORT_S:
-                    # A fail low has no new line: report the bound with the previous one.
-                    shown = found if found.moves else _Line(found.score, prev.moves if prev else ())
-                    if shown.moves:
-                        on_info(line_info(depth, k + 1, shown, bound))
-                delta += delta
-                if delta > _ASP_GIVE_UP:
-                    alpha, beta = -INF, INF
-
-        def line_info(depth: int, k: int, line: _Line, bound: Bound = Bound.EXACT) -> SearchInfo:
-            ms = self._ms_since(start)
-            return SearchInfo(
-                depth=depth,
-                seldepth=max(seldepth, len(line.moves)),
-                multipv=k,
-                score=report(line.score),
-                bound=bound,
-                nodes=nodes,
-                nps=nodes * 1000 // max(ms, 1),
-                time_ms=ms,
-                hashfull=tt.hashfull(),
-                pv=_format_line(game, line.moves),
-                wdl=wdl(line.score),
-            )
-
-        # Step 6. Iterative deepening.
-        lines: list[_Line] = []
-        infos: list[SearchInfo] = []
-        prev_best: Any = None
-        instability = 0.0
-        try:
-            for depth in range(1, max_depth + 1):
-                ext_limit = 2 * depth if cfg.check_extension else 0
-                pending = None
-                events_before = events
-                found: list[_Line] = []
-                excluded: list[Any] = []
-                for k in range(n_lines):
-                    candidates = [m for m in root_moves if m not in excluded]
-                    prev = lines[k] if k < len(lines) else None
-                    line = aspirate(depth, candidates, prev, k)
-                    found.append(line)
-                    excluded.append(line.moves[0])
-                found.sort(key=lambda ln: -ln.score)
-                lines = found
-                completed_depth = depth
-                pending = None
-                bests = [ln.moves[0] for ln in lines]
-                root_moves = bests + [m for m in root_moves if m not in bests]
-                tt.store(root_key, bests[0], lines[0].score, depth, EXACT)
-                infos = [line_info(depth, i + 1, ln) for i, ln in enumerate(lines)]
-                for info in infos:
-                    on_info(info)
-                # Step 7. Decide whether another iteration is worth starting.
-                if depth > 1:
-                    instability = instability / 2 + (1.0 if bests[0] != prev_best else 0.0)
-                prev_best = bests[0]
-                if control.stopped:
-                    break
-                if events == events_before:
-                    break  # solved: every leaf was the end of the game
-                top = lines[0].score
-                if mate_limit is not None and top >= MATE_BOUND and MATE - top <= 2 * mate_limit:
-                    break  # a mate in at most ``mate_limit`` moves, with an exact score
-                if budget is not None:
-                    base = clock_base()
-                    if base is not None:
-                        if single_reply:
-                            break
-                        soft = budget.soft_ms
-                        if soft < budget.hard_ms:
-                            soft = min(budget.hard_ms, soft * min(2.0, 0.6 + 0.9 * instability))
-                        if (clock() - base) * 1000.0 >= soft:
-                            break
-        except _Abort as abort:
-            for _ in range(abort.ply):
-                pop()
-
-        # Step 8. The result: last completed iteration, or a completed root improvement.
-        if pending is not None and (n_lines == 1 or not lines):
-            final = [pending]
-            info = line_info(completed_depth + 1, 1, pending)
-            on_info(info)
-            infos = [info]
-        elif lines:
-            final = lines
-        else:
-            final = []
-        ms = self._ms_since(start)
-        if not final:
-            move = root_moves[0]
-            text = game.format_move(move)
-            return SearchResult(
-                text, None, None, 0, nodes, ms, (text,), (), cutoffs, first_cutoffs
-            )
-        best_line = final[0]
-        pv_text = _format_line(game, best_line.moves)
-        ponder = pv_text[1] if len(pv_text) > 1 else self._ponder_from_tt(game, best_line.moves[0])
-        return SearchResult(
-            best=pv_text[0],
-            ponder=ponder,
-            score=report(best_line.score),
-            depth=completed_depth,
-            nodes=nodes,
-            time_ms=ms,
-            pv=pv_text,
-            lines=tuple(infos),
-            cutoffs=cutoffs,
-            first_cutoffs=first_cutoffs,
-        )
-
-    # -- helpers -------------------------------------------------------------------------------
-    def _ms_since(self, start: float) -> int:
-        return int((self._clock() - start) * 1000)
-
-    @staticmethod
-    def _parse_moves(game: Game[Any], texts: Sequence[str]) -> list[Any]:
-        """Moves named by ``texts``; texts that do not parse (``0000``, illegal) are skipped."""
-        moves = []
-        for text in texts:
             try:
-                moves.append(game.parse_move(text))
-            except ValueError:
-                continue
-        return moves
+                for i, move in enumerate(moves):
+                    if clock() - start >= _CURRMOVE_REPORT_S:
+                        on_info(
+                            SearchInfo(
+                                depth=depth,
+                                currmove=game.format_move(move),
+                                currmovenumber=i + 1,
+                                multipv=k + 1,
+                            )
+                        )
+                    push(move)
+                    check = in_check_fn()
+                    if i == 0:
+                        s = -negamax(depth - 1, -beta, -alpha, 1, True, True, check)
+                    else:
+                        s = -negamax(depth - 1, -alpha - 1, -alpha, 1, False, True, check)
+                        if s > alpha:
+                            s = -negamax(depth - 1, -beta, -alpha, 1, True, True, check)
+                    pop()
+                    if s > best:
+                        best = s
+                        if s > alpha:
+                            line = (move, *pv_lines[1])
+                            if s >= beta:
+                                break
+                            alpha = s
+            except SearchStopped as stop:
+                # Once a move beat alpha, ``best`` is its score (see the loop).
+                stop.improvement = Line(best, line) if line else None
+                raise
+            return Line(best, line)
+
+        def begin_iteration(depth: int) -> None:
+            nonlocal ext_limit, events_before
+            ext_limit = 2 * depth if cfg.check_extension else 0
+            events_before = events
+
+        def end_iteration(depth: int, lines: list[Line]) -> Iteration:
+            """Store the root's result; no horizon event means the position is solved."""
+            tt.store(root_key, lines[0].moves[0], lines[0].score, depth, EXACT)
+            return Iteration(exhausted=events == events_before)
+
+        def counters() -> Counters:
+            return Counters(nodes, seldepth, tt.hashfull(), cutoffs, first_cutoffs)
+
+        def ponder(best: Any) -> str | None:
+            return self._ponder_from_tt(game, best)
+
+        # Step 8. Iterative deepening, aspiration, MultiPV, time and the result: the driver.
+        return driver.run(
+            root_moves,
+            Root(
+                search=search_root,
+                counters=counters,
+                end_iteration=end_iteration,
+                begin_iteration=begin_iteration,
+                aspiration=cfg.aspiration,
+                ponder=ponder,
+            ),
+        )
 
     def _ponder_from_tt(self, game: Game[Any], best: Hashable) -> str | None:
         """The expected reply when the PV is one move long: the TT move after ``best``."""
@@ -883,18 +746,3 @@ class Searcher:
             return game.format_move(entry.move)
         finally:
             game.pop()
-
-
-def _format_line(game: Game[Any], moves: Sequence[Any]) -> tuple[str, ...]:
-    """Move texts, each formatted in the position where it is played."""
-    texts: list[str] = []
-    pushed = 0
-    try:
-        for move in moves:
-            texts.append(game.format_move(move))
-            game.push(move)
-            pushed += 1
-    finally:
-        for _ in range(pushed):
-            game.pop()
-    return tuple(texts)

@@ -1,7 +1,10 @@
-"""How long to think: a pure function from the ``go`` limits to a time budget.
+"""How long to think: a pure function from the ``go`` limits to a time budget, and the
+:class:`Deadline` that every searcher checks it with.
 
-No clock is read here, so the allocation can be tested with tables of clocks; the search reads
-its own injectable monotonic clock and compares elapsed time against the budget.
+:func:`allocate` reads no clock, so the allocation can be tested with tables of clocks.  The
+:class:`Deadline` reads the searcher's injectable monotonic clock and compares elapsed time
+against the budget: one object, so the production search and the classic algorithms stop by
+exactly the same rules.
 
 Two numbers come out, both relative to the moment the clock starts running for this move (the
 search start, or the ``ponderhit``):
@@ -38,8 +41,10 @@ Then ``hard <= t - o`` always holds, except that neither number drops below :dat
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from engine.control import SearchControl
 from engine.limits import Limits
 
 MIN_MS = 2.0
@@ -53,6 +58,11 @@ _HARD_FACTOR = 5.0
 _HARD_SHARE = 0.4
 _SOFT_SHARE = 0.1
 _INC_SHARE = 0.75
+_STABLE_SCALE = 0.6
+_UNSTABLE_SCALE = 0.9
+_MAX_SCALE = 2.0
+"""The soft budget is scaled by ``min(2, 0.6 + 0.9 * instability)``
+(see :meth:`Deadline.soft_reached`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,3 +114,87 @@ def _clock_budget(
     hard = max(MIN_MS, min(hard, t - overhead))
     soft = max(MIN_MS, min(soft, hard))
     return TimeBudget(soft, hard)
+
+
+class Deadline:
+    """One search's clock: the soft and hard limits of its :class:`TimeBudget`.
+
+    Times count from when this move's clock started: the search start, or the ``ponderhit``;
+    while ``control.pondering`` the clock does not run and nothing is reached.  A search with a
+    single legal reply in timed play needs one completed iteration (it has a move and a
+    score to report), and not a node more.
+
+    Why one object: every searcher (:mod:`engine.driver` for all of them, and the production
+    node functions between their polls) asks the same two questions, so the rules live here
+    once instead of in each searcher's copy.
+    """
+
+    __slots__ = ("_clock", "_completed", "_control", "_single_reply", "_start", "budget")
+
+    def __init__(
+        self,
+        budget: TimeBudget | None,
+        *,
+        start: float,
+        clock: Callable[[], float],
+        control: SearchControl,
+    ) -> None:
+        self.budget = budget
+        self._start = start
+        self._clock = clock
+        self._control = control
+        self._single_reply = False
+        self._completed = False
+
+    @property
+    def timed(self) -> bool:
+        """Whether time bounds this search at all (``False``: nothing is ever reached)."""
+        return self.budget is not None
+
+    def single_reply(self) -> None:
+        """The root has one legal move: stop as soon as one iteration is complete."""
+        self._single_reply = self.budget is not None
+
+    def iteration_completed(self) -> None:
+        """An iteration finished: from now on there is a move to play."""
+        self._completed = True
+
+    def clock_start(self) -> float | None:
+        """When this move's clock started, or ``None`` while pondering (clock ignored)."""
+        if self._control.pondering:
+            return None
+        hit = self._control.ponderhit_at
+        return self._start if hit is None else hit
+
+    def hard_reached(self, now: float) -> bool:
+        """Abort the running iteration now?  ``now`` is a reading of the search's clock."""
+        budget = self.budget
+        if budget is None:
+            return False
+        base = self.clock_start()
+        if base is None:
+            return False
+        if self._single_reply and self._completed:
+            return True
+        return (now - base) * 1000.0 >= budget.hard_ms
+
+    def soft_reached(self, instability: float = 0.0) -> bool:
+        """Between iterations: is it too late to start another one?
+
+        ``instability`` measures how often the best move changed lately (each change adds 1,
+        halved every iteration): a stable search stops at 0.6 of the soft budget, an
+        unstable one goes on up to twice it, never beyond the hard budget.
+        """
+        budget = self.budget
+        if budget is None:
+            return False
+        base = self.clock_start()
+        if base is None:
+            return False
+        if self._single_reply:
+            return True
+        soft = budget.soft_ms
+        if soft < budget.hard_ms:
+            scale = min(_MAX_SCALE, _STABLE_SCALE + _UNSTABLE_SCALE * instability)
+            soft = min(budget.hard_ms, soft * scale)
+        return (self._clock() - base) * 1000.0 >= soft

@@ -51,6 +51,9 @@ from array import array
 from collections.abc import Hashable
 from typing import NamedTuple
 
+# The bound flags stay plain ints, not an IntEnum: the node functions compare them on every
+# probe, and CPython 3.11 specialises comparisons of exact ints only (an IntEnum member makes
+# them several times slower).  They are also bits packed into the entry word.
 UPPER = 1
 """The stored score is an upper bound (the node failed low)."""
 LOWER = 2

@@ -8,9 +8,11 @@ trees *-minimax trees).
 
 Why an extension rather than new members on :class:`~engine.game.Game`: the deterministic
 games and the production search never meet a chance node, and a structural ``Protocol`` with
-more members would stop them from satisfying the contract.  Searches that understand chance
-(:mod:`engine.lab.classic`'s expectiminimax, Star1, Star2) ask for a :class:`ChanceGame`;
-:func:`has_chance` is the capability test.
+more members would stop them from satisfying the contract.  The capability itself,
+:class:`~engine.game.ChanceGame`, lives with the other optional capabilities in
+:mod:`engine.game` (re-exported here); searches that understand chance
+(:mod:`engine.lab.classic`'s expectiminimax, Star1, Star2) ask for it once per search, and
+:func:`has_chance` is that test.
 
 The rules, precisely:
 
@@ -31,27 +33,11 @@ The rules, precisely:
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from engine.game import Game, MoveT
+from engine.game import ChanceGame, Game
 
-
-@runtime_checkable
-class ChanceGame(Game[MoveT], Protocol[MoveT]):
-    """A :class:`~engine.game.Game` with chance nodes (see the module docstring)."""
-
-    def is_chance_node(self) -> bool:
-        """True when the next event is random rather than chosen."""
-        ...
-
-    def chance_outcomes(self) -> list[tuple[MoveT, Fraction]]:
-        """Every outcome of this chance node with its probability (exact, summing to 1)."""
-        ...
-
-    @property
-    def value_bound(self) -> int:
-        """``U`` with ``|evaluate()| <= U`` everywhere; decided games score ``±U``."""
-        ...
+__all__ = ["ChanceGame", "check_outcomes", "has_chance"]
 
 
 def has_chance(game: Game[Any]) -> bool:

@@ -65,8 +65,9 @@ on (graph history interaction), as in every engine with a transposition table; a
 and less every path to a position shares the same repetition history.
 
 :class:`ClassicSearcher` plays with any of the deterministic algorithms through the same
-call shape as :class:`engine.search.Searcher` (iterative deepening, time, stop, limits), so
-two algorithms can be matched against each other over UCI.
+call shape as :class:`engine.search.Searcher`, under the same iterative-deepening driver
+(:class:`engine.driver.Driver`: root moves, ``searchmoves``, MultiPV, time, stop, limits), so
+two algorithms matched against each other over UCI differ in their trees and nothing else.
 """
 
 from __future__ import annotations
@@ -74,18 +75,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from fractions import Fraction
 from typing import Any, Final, cast
 
 from engine.control import SearchControl
-from engine.game import Game
-from engine.info import InfoCallback, SearchInfo, SearchResult, ignore_info
-from engine.lab.chance import ChanceGame, has_chance
+from engine.driver import Counters, Driver, Iteration, Line, Root, SearchStopped
+from engine.game import ChanceGame, Game
+from engine.info import InfoCallback, SearchResult, ignore_info
+from engine.lab.chance import has_chance
 from engine.limits import Limits
-from engine.score import INF, MAX_PLY, Mate, from_tt, outcome_score, report, to_tt
-from engine.score import wdl as wdl_of
-from engine.timeman import allocate
+from engine.score import INF, MAX_PLY, from_tt, outcome_score, to_tt
 
 __all__ = [
     "ALGORITHMS",
@@ -94,6 +94,7 @@ __all__ = [
     "DETERMINISTIC_ALGORITHMS",
     "POLL_INTERVAL",
     "UCI_ALGORITHMS",
+    "Algorithm",
     "AlgorithmInfo",
     "ClassicResult",
     "ClassicSearcher",
@@ -119,9 +120,30 @@ move it keeps alive): about 355 bytes measured with ``tracemalloc`` on chess, ro
 Sizes the table from the UCI ``Hash`` option."""
 
 
+class Algorithm(StrEnum):
+    """Every algorithm by its command-line / UCI name (see the module docstring)."""
+
+    MINIMAX = "minimax"
+    NEGAMAX = "negamax"
+    ALPHABETA = "alphabeta"
+    FAILSOFT = "failsoft"
+    NEGASCOUT = "negascout"
+    ASPIRATION = "aspiration"
+    MTDF = "mtdf"
+    SSSSTAR = "sssstar"
+    DUALSTAR = "dualstar"
+    EXPECTIMINIMAX = "expectiminimax"
+    STAR1 = "star1"
+    STAR2 = "star2"
+
+
+_MT_DRIVERS: Final = frozenset({Algorithm.MTDF, Algorithm.SSSSTAR, Algorithm.DUALSTAR})
+"""The algorithms whose principal variation is read back from the MT table."""
+
+
 @dataclass(frozen=True, slots=True)
 class AlgorithmInfo:
-    name: str
+    name: Algorithm
     title: str
     chance: bool
     """True for the expectiminimax family (needs an :class:`engine.lab.chance.ChanceGame`)."""
@@ -130,24 +152,26 @@ class AlgorithmInfo:
     reference: str
 
 
+_A = Algorithm
 ALGORITHMS: Final[dict[str, AlgorithmInfo]] = {
     info.name: info
     for info in (
-        AlgorithmInfo("minimax", "minimax", False, False, "von Neumann 1928"),
-        AlgorithmInfo("negamax", "negamax", False, False, "Knuth & Moore 1975"),
-        AlgorithmInfo("alphabeta", "alpha-beta, fail-hard", False, False, "Knuth & Moore 1975"),
-        AlgorithmInfo("failsoft", "alpha-beta, fail-soft", False, False, "Fishburn 1983"),
-        AlgorithmInfo("negascout", "NegaScout", False, False, "Reinefeld 1983"),
-        AlgorithmInfo("aspiration", "aspiration search", False, True, "Baudet 1978"),
-        AlgorithmInfo("mtdf", "MTD(f)", False, True, "Plaat et al. 1996"),
-        AlgorithmInfo("sssstar", "SSS* (as MT-SSS*)", False, True, "Stockman 1979"),
-        AlgorithmInfo("dualstar", "DUAL* (as MT-DUAL*)", False, True, "Marsland et al. 1987"),
-        AlgorithmInfo("expectiminimax", "expectiminimax", True, False, "Michie 1966"),
-        AlgorithmInfo("star1", "Star1", True, False, "Ballard 1983"),
-        AlgorithmInfo("star2", "Star2", True, False, "Ballard 1983"),
+        AlgorithmInfo(_A.MINIMAX, "minimax", False, False, "von Neumann 1928"),
+        AlgorithmInfo(_A.NEGAMAX, "negamax", False, False, "Knuth & Moore 1975"),
+        AlgorithmInfo(_A.ALPHABETA, "alpha-beta, fail-hard", False, False, "Knuth & Moore 1975"),
+        AlgorithmInfo(_A.FAILSOFT, "alpha-beta, fail-soft", False, False, "Fishburn 1983"),
+        AlgorithmInfo(_A.NEGASCOUT, "NegaScout", False, False, "Reinefeld 1983"),
+        AlgorithmInfo(_A.ASPIRATION, "aspiration search", False, True, "Baudet 1978"),
+        AlgorithmInfo(_A.MTDF, "MTD(f)", False, True, "Plaat et al. 1996"),
+        AlgorithmInfo(_A.SSSSTAR, "SSS* (as MT-SSS*)", False, True, "Stockman 1979"),
+        AlgorithmInfo(_A.DUALSTAR, "DUAL* (as MT-DUAL*)", False, True, "Marsland et al. 1987"),
+        AlgorithmInfo(_A.EXPECTIMINIMAX, "expectiminimax", True, False, "Michie 1966"),
+        AlgorithmInfo(_A.STAR1, "Star1", True, False, "Ballard 1983"),
+        AlgorithmInfo(_A.STAR2, "Star2", True, False, "Ballard 1983"),
     )
 }
-"""Every algorithm by its command-line / UCI name."""
+"""Every algorithm's description, by its name (an :class:`Algorithm`, which is a ``str``)."""
+del _A
 
 DETERMINISTIC_ALGORITHMS: Final = tuple(n for n, a in ALGORITHMS.items() if not a.chance)
 CHANCE_ALGORITHMS: Final = tuple(n for n, a in ALGORITHMS.items() if a.chance)
@@ -155,7 +179,7 @@ UCI_ALGORITHMS: Final = DETERMINISTIC_ALGORITHMS
 """The values the UCI ``Algorithm`` option offers besides ``pvs`` (the production search)."""
 
 
-class MoveOrder(Enum):
+class MoveOrder(StrEnum):
     """The fixed move order every algorithm uses (see the module docstring)."""
 
     NATURAL = "natural"
@@ -854,13 +878,13 @@ def search(
     )
     s.root_moves = list(root_moves) if root_moves is not None else ordered_moves(game, order)
     try:
-        value = _dispatch(s, algorithm, depth, guess, window)
+        value = _dispatch(s, info.name, depth, guess, window)
     except _Abort as abort:
         for _ in range(abort.ply):
             game.pop()
         raise SearchAborted(s.nodes, s.leaves) from None
 
-    if info.name in ("mtdf", "sssstar", "dualstar"):
+    if info.name in _MT_DRIVERS:
         pv = s.pv_from_table(depth) if s.best is not None else _NO_PV
     else:
         pv = s.pv[0]
@@ -886,53 +910,55 @@ def ordered_moves(game: Game[Any], order: MoveOrder = MoveOrder.TACTICAL) -> lis
     return game.legal_moves()
 
 
-def _dispatch(s: _Search, algorithm: str, depth: int, guess: int | None, window: int) -> Value:
-    game = s.game
+def _dispatch(
+    s: _Search, algorithm: Algorithm, depth: int, guess: int | None, window: int
+) -> Value:
     if not s.root_moves:
         s._enter(0)
         return s._terminal(0)  # no move at the root: the game is over
-    if algorithm in ("mtdf", "aspiration") and guess is None:
-        guess = game.evaluate()
-    if algorithm == "minimax":
-        return s.minimax(depth, 0)
-    if algorithm == "negamax":
-        return s.negamax(depth, 0)
-    if algorithm == "alphabeta":
-        return s.alphabeta(depth, -INF, INF, 0)
-    if algorithm == "failsoft":
-        return s.failsoft(depth, -INF, INF, 0)
-    if algorithm == "negascout":
-        return s.negascout(depth, -INF, INF, 0)
-    if algorithm == "aspiration":
-        assert guess is not None
-        return s.aspiration(depth, guess, window)
-    if algorithm == "mtdf":
-        assert guess is not None
-        return s.mtd(depth, max(-INF, min(INF, guess)))
-    if algorithm == "sssstar":
-        return s.mtd(depth, INF)
-    if algorithm == "dualstar":
-        return s.mtd(depth, -INF)
-    if algorithm == "expectiminimax":
-        return s.expectiminimax(depth, 0)
-    if algorithm == "star1":
-        return s.star1(depth, -INF, INF, 0)
-    return s.star2(depth, -INF, INF, 0)
+    if guess is None and algorithm in (Algorithm.MTDF, Algorithm.ASPIRATION):
+        guess = s.game.evaluate()
+    match algorithm:
+        case Algorithm.MINIMAX:
+            return s.minimax(depth, 0)
+        case Algorithm.NEGAMAX:
+            return s.negamax(depth, 0)
+        case Algorithm.ALPHABETA:
+            return s.alphabeta(depth, -INF, INF, 0)
+        case Algorithm.FAILSOFT:
+            return s.failsoft(depth, -INF, INF, 0)
+        case Algorithm.NEGASCOUT:
+            return s.negascout(depth, -INF, INF, 0)
+        case Algorithm.ASPIRATION:
+            assert guess is not None
+            return s.aspiration(depth, guess, window)
+        case Algorithm.MTDF:
+            assert guess is not None
+            return s.mtd(depth, max(-INF, min(INF, guess)))
+        case Algorithm.SSSSTAR:
+            return s.mtd(depth, INF)
+        case Algorithm.DUALSTAR:
+            return s.mtd(depth, -INF)
+        case Algorithm.EXPECTIMINIMAX:
+            return s.expectiminimax(depth, 0)
+        case Algorithm.STAR1:
+            return s.star1(depth, -INF, INF, 0)
+        case Algorithm.STAR2:
+            return s.star2(depth, -INF, INF, 0)
 
 
 class ClassicSearcher:
     """Plays with one of the classic algorithms, with :class:`engine.search.Searcher`'s call
     shape, so UCI's ``Algorithm`` option can switch between them and matches can compare.
 
-    Each ``search`` is iterative deepening over the chosen algorithm from depth 1: every
-    iteration is one full :func:`search` at that depth (MTD(f) and aspiration take the previous
-    iteration's value as their guess), and the move played comes from the last completed
-    iteration.  Limits as in UCI: ``depth``, ``nodes`` (never exceeded), ``mate``,
-    ``movetime`` and clocks (through :func:`engine.timeman.allocate`: no iteration starts
-    after the soft budget, the hard budget aborts), ``infinite``/``ponder`` (the clock is
-    ignored until ``ponderhit``, then counts from it), ``searchmoves``; MultiPV searches the
-    root again without the moves already chosen.  Iterations stop early when the tree is
-    exhausted (no line reached the horizon: deeper searches cannot change anything).
+    Each ``search`` is iterative deepening under :class:`engine.driver.Driver`, the production
+    search's driver, so limits, ``searchmoves``, MultiPV, time, stop and the result follow the
+    same rules for both.  Every root search is one full :func:`search` of the chosen algorithm
+    at that depth, in the algorithm's fixed move order and with its own root window (MTD(f)
+    and aspiration take the previous iteration's value as their guess); ``nodes`` is never
+    exceeded.  After each iteration an ``info string`` gives its leaves and root passes, and
+    the iterations stop early when the tree is exhausted (no line reached the horizon: deeper
+    searches cannot change anything).
 
     The MT drivers' table lives for one ``search`` and is capped at ``hash_mb``.
     """
@@ -987,177 +1013,97 @@ class ClassicSearcher:
         move_overhead_ms: int = 30,
     ) -> SearchResult:
         """Search ``game`` in place (every push undone on return) within ``limits``."""
-        clock = self._clock
-        start = clock()
-        if control is None:
-            control = SearchControl()
-        root_moves = ordered_moves(game, self.order)
-        if not root_moves:
-            score = outcome_score(game.terminal_value(), 0)
-            on_info(SearchInfo(depth=0, score=report(score), wdl=wdl_of(score)))
-            return SearchResult(None, None, report(score), 0, 0, self._ms(start))
-        if limits.searchmoves is not None:
-            chosen = _parse_moves(game, limits.searchmoves)
-            restricted = [m for m in root_moves if m in chosen]
-            if restricted:
-                root_moves = restricted
-        n_lines = max(1, min(multipv, len(root_moves)))
-        max_depth = MAX_PLY - 2 if limits.depth is None else max(1, min(limits.depth, MAX_PLY - 2))
-        budget = allocate(limits, game.side, game.ply, move_overhead_ms)
-        single_reply = budget is not None and len(root_moves) == 1
-        tt: dict[tuple[int, int], list[Any]] = {}
-        nodes = 0
-
-        def clock_base() -> float | None:
-            """When this move's clock started, or None while pondering."""
-            if control.pondering:
-                return None
-            hit = control.ponderhit_at
-            return start if hit is None else hit
-
-        def poll(_nodes: int) -> bool:
-            if control.stopped:
-                return True
-            if budget is None:
-                return False
-            base = clock_base()
-            return base is not None and (clock() - base) * 1000.0 >= budget.hard_ms
-
-        lines: list[ClassicResult] = []
-        infos: tuple[SearchInfo, ...] = ()
-        completed = 0
-        for depth in range(1, max_depth + 1):
-            found: list[ClassicResult] = []
-            try:
-                for k in range(n_lines):
-                    chosen_best = [line.best for line in found]
-                    candidates = [m for m in root_moves if m not in chosen_best]
-                    guess = lines[k].value if k < len(lines) else None
-                    remaining = None if limits.nodes is None else max(1, limits.nodes - nodes)
-                    result = search(
-                        self._algorithm,
-                        game,
-                        depth,
-                        order=self.order,
-                        guess=guess if isinstance(guess, int) else None,
-                        window=self.window,
-                        root_moves=candidates,
-                        tt=tt,
-                        tt_capacity=self.tt_capacity,
-                        node_limit=remaining,
-                        poll=poll,
-                    )
-                    nodes += result.nodes
-                    found.append(result)
-            except SearchAborted as stop:
-                nodes += stop.nodes
-                break
-            found.sort(key=lambda line: line.value, reverse=True)
-            lines = found
-            completed = depth
-            elapsed = self._ms(start)
-            infos = tuple(
-                self._line_info(
-                    game,
-                    depth=depth,
-                    multipv=k + 1,
-                    line=line,
-                    nodes=nodes,
-                    elapsed_ms=elapsed,
-                    tt_size=len(tt),
-                )
-                for k, line in enumerate(lines)
-            )
-            for info in infos:
-                on_info(info)
-            on_info(
-                SearchInfo(
-                    depth=depth,
-                    string=f"{self._algorithm} depth {depth}: "
-                    f"leaves {sum(line.leaves for line in lines)} "
-                    f"passes {sum(line.passes for line in lines)}",
-                )
-            )
-            if limits.nodes is not None and nodes >= limits.nodes:
-                break
-            if sum(line.horizon for line in lines) == 0:
-                break  # exhausted: every line ended the game, deeper is the same
-            top = lines[0].value
-            if limits.mate is not None and limits.mate > 0 and isinstance(top, int):
-                shown = report(top)
-                if isinstance(shown, Mate) and 0 < shown.moves <= limits.mate:
-                    break
-            if budget is not None:
-                base = clock_base()
-                if base is not None and (
-                    single_reply or (clock() - base) * 1000.0 >= budget.soft_ms
-                ):
-                    break
-
-        elapsed = self._ms(start)
-        if not lines:
-            text = game.format_move(root_moves[0])
-            return SearchResult(text, None, None, 0, nodes, elapsed, (text,))
-        pv_text = infos[0].pv
-        return SearchResult(
-            best=pv_text[0],
-            ponder=pv_text[1] if len(pv_text) > 1 else None,
-            score=report(int(lines[0].value)),
-            depth=completed,
-            nodes=nodes,
-            time_ms=elapsed,
-            pv=pv_text,
-            lines=infos,
-        )
-
-    def _line_info(
-        self,
-        game: Game[Any],
-        *,
-        depth: int,
-        multipv: int,
-        line: ClassicResult,
-        nodes: int,
-        elapsed_ms: int,
-        tt_size: int,
-    ) -> SearchInfo:
-        value = int(line.value)
-        pv = line.pv if line.pv else (line.best,)
-        return SearchInfo(
-            depth=depth,
-            seldepth=depth,
+        driver = Driver(
+            game,
+            limits,
+            max_depth=MAX_PLY - 2,
+            control=control,
+            on_info=on_info,
             multipv=multipv,
-            score=report(value),
-            nodes=nodes,
-            nps=nodes * 1000 // max(1, elapsed_ms),
-            time_ms=elapsed_ms,
-            hashfull=min(1000, tt_size * 1000 // self.tt_capacity),
-            pv=_format_line(game, pv),
-            wdl=wdl_of(value),
+            move_overhead_ms=move_overhead_ms,
+            clock=self._clock,
+        )
+        iterations = _Iterations(self, game, driver)
+        return driver.run(list(iterations.fixed_order), iterations.root())
+
+
+class _Iterations:
+    """One :meth:`ClassicSearcher.search` as the driver sees it: every root search is one
+    :func:`search` call, with the algorithm's own root window (the driver does not aspirate
+    for it) and in the algorithm's fixed move order, whatever order the driver keeps."""
+
+    def __init__(self, searcher: ClassicSearcher, game: Game[Any], driver: Driver) -> None:
+        self.algorithm = searcher.algorithm
+        self.order = searcher.order
+        self.window = searcher.window
+        self.tt_capacity = searcher.tt_capacity
+        self.game = game
+        self.fixed_order = ordered_moves(game, self.order)
+        self.tt: dict[tuple[int, int], list[Any]] = {}
+        self.node_limit = driver.node_limit
+        self.control = driver.control
+        self.deadline = driver.deadline
+        self.clock = searcher._clock
+        self.guesses: list[int] = []
+        """The previous iteration's values, best first: MTD(f)'s and aspiration's guesses."""
+        self.nodes = 0
+        self.depth = 0
+        self.leaves = 0
+        self.passes = 0
+        self.horizon = 0
+
+    def root(self) -> Root:
+        return Root(
+            search=self.search_root,
+            counters=self.counters,
+            end_iteration=self.end_iteration,
+            begin_iteration=self.begin_iteration,
         )
 
-    def _ms(self, start: float) -> int:
-        return int((self._clock() - start) * 1000)
+    def poll(self, _nodes: int) -> bool:
+        """Every :data:`POLL_INTERVAL` nodes: ``stop``, or the hard deadline."""
+        deadline = self.deadline
+        return self.control.stopped or (deadline.timed and deadline.hard_reached(self.clock()))
 
-
-def _parse_moves(game: Game[Any], texts: Sequence[str]) -> list[Any]:
-    """Moves named by ``texts``; texts that do not parse (``0000``, illegal) are skipped."""
-    moves = []
-    for text in texts:
+    def search_root(self, depth: int, _alpha: int, _beta: int, moves: list[Any], k: int) -> Line:
+        chosen = set(moves)
+        root_moves = [m for m in self.fixed_order if m in chosen]
+        limit = self.node_limit
+        guess = self.guesses[k] if k < len(self.guesses) else None
         try:
-            moves.append(game.parse_move(text))
-        except ValueError:
-            continue
-    return moves
+            result = search(
+                self.algorithm,
+                self.game,
+                depth,
+                order=self.order,
+                guess=guess,
+                window=self.window,
+                root_moves=root_moves,
+                tt=self.tt,
+                tt_capacity=self.tt_capacity,
+                node_limit=None if limit is None else max(1, limit - self.nodes),
+                poll=self.poll,
+            )
+        except SearchAborted as stop:
+            self.nodes += stop.nodes
+            raise SearchStopped() from None  # search() restored the game already
+        self.nodes += result.nodes
+        self.leaves += result.leaves
+        self.passes += result.passes
+        self.horizon += result.horizon
+        return Line(int(result.value), result.pv if result.pv else (result.best,))
 
+    def begin_iteration(self, depth: int) -> None:
+        self.depth = depth
+        self.leaves = self.passes = self.horizon = 0
 
-def _format_line(game: Game[Any], moves: Sequence[Any]) -> tuple[str, ...]:
-    """Move texts of a line, each formatted in the position where it is played."""
-    texts: list[str] = []
-    for move in moves:
-        texts.append(game.format_move(move))
-        game.push(move)
-    for _ in moves:
-        game.pop()
-    return tuple(texts)
+    def end_iteration(self, depth: int, lines: list[Line]) -> Iteration:
+        self.guesses = [line.score for line in lines]
+        return Iteration(
+            exhausted=self.horizon == 0,
+            note=f"{self.algorithm} depth {depth}: leaves {self.leaves} passes {self.passes}",
+        )
 
+    def counters(self) -> Counters:
+        hashfull = min(1000, len(self.tt) * 1000 // self.tt_capacity)
+        return Counters(self.nodes, seldepth=self.depth, hashfull=hashfull)

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from fractions import Fraction
 from typing import Final
 
@@ -58,6 +58,7 @@ __all__ = [
     "CHANCE_BOUND",
     "LEAF_RANGE",
     "ROOT_RANGE",
+    "ChanceSide",
     "ChanceTree",
     "Order",
     "TreeSpec",
@@ -129,12 +130,21 @@ def pearl_branching_factor(branching: int) -> float:
     return x / (1 - x)
 
 
-class Order(Enum):
+class Order(StrEnum):
     """How a uniform tree orders each node's moves (see the module docstring)."""
 
     PERFECT = "perfect"
     WORST = "worst"
     RANDOM = "random"
+
+
+class ChanceSide(StrEnum):
+    """Whose point of view a :class:`ChanceTree`'s chance node takes."""
+
+    NEXT = "next"
+    """The player who moves after the event (backgammon: the roll precedes the move)."""
+    PREVIOUS = "previous"
+    """The player who just moved."""
 
 
 class _Tree:
@@ -240,7 +250,14 @@ class UniformTree(_Tree):
     """A uniform tree of branching ``b`` built for depth ``d`` (``Game[int]``; moves 0..b-1)."""
 
     __slots__ = (
-        "_all", "_ordered", "_steps", "_values", "branching", "max_value", "order", "root_value",
+        "_all",
+        "_ordered",
+        "_steps",
+        "_values",
+        "branching",
+        "max_value",
+        "order",
+        "root_value",
     )
 
     def __init__(
@@ -341,9 +358,9 @@ class ChanceTree(_Tree):
     (``engine.lab.chance.ChanceGame[int]``).
 
     Level 0 (the root) is a decision node; levels 1, 3, 5, ... are chance nodes.  The two
-    players alternate between decision levels.  ``chance_side`` says whose point of view a
-    chance node takes: ``"next"`` (the player who moves after the event, as in backgammon
-    where the roll precedes the move) or ``"previous"`` (the player who just moved).
+    players alternate between decision levels.  ``chance_side`` (a :class:`ChanceSide`) says whose
+    point of view a chance node takes: ``"next"`` (the player who moves after the event, as in
+    backgammon where the roll precedes the move) or ``"previous"`` (the player who just moved).
     Outcome probabilities are seeded weights 1..6 normalised to exact fractions.
     """
 
@@ -355,17 +372,17 @@ class ChanceTree(_Tree):
         depth: int,
         chance: int,
         seed: int = 0,
-        chance_side: str = "next",
+        chance_side: ChanceSide | str = ChanceSide.NEXT,
     ) -> None:
         if branching < 1 or chance < 1:
             raise ValueError(f"fan-outs must be at least 1: b={branching}, chance={chance}")
-        if chance_side not in ("next", "previous"):
+        if chance_side not in tuple(ChanceSide):
             raise ValueError(f"chance_side must be 'next' or 'previous': {chance_side!r}")
         super().__init__(depth, seed, max(branching, chance))
         self.branching = branching
         self.chance = chance
-        self.chance_side = chance_side
-        self._chance_offset = 1 if chance_side == "next" else 0
+        self.chance_side = ChanceSide(chance_side)
+        self._chance_offset = 1 if self.chance_side is ChanceSide.NEXT else 0
 
     # -- chance contract ---------------------------------------------------------------------
     def is_chance_node(self) -> bool:

@@ -57,15 +57,9 @@ def run_search(
         solved = solver(game, limits, control, on_info, move_overhead_ms=move_overhead_ms)
         if solved is not None:
             return solved
-    engine: Searcher | ClassicSearcher = searcher
     ablation = ABLATIONS.get(algorithm)
     if algorithm != PRODUCTION and ablation is None:
-        engine = ClassicSearcher(algorithm, searcher.tt.size_mb)
-    saved = searcher.config
-    if ablation is not None:
-        searcher.config = ablation  # same table and history: only the one switch differs
-    try:
-        return engine.search(
+        return ClassicSearcher(algorithm, searcher.tt.size_mb).search(
             game,
             limits,
             control=control,
@@ -73,8 +67,16 @@ def run_search(
             multipv=multipv,
             move_overhead_ms=move_overhead_ms,
         )
-    finally:
-        searcher.config = saved
+    # An ablation is this search's config: same table and history, only the one switch differs.
+    return searcher.search(
+        game,
+        limits,
+        config=ablation,
+        control=control,
+        on_info=on_info,
+        multipv=multipv,
+        move_overhead_ms=move_overhead_ms,
+    )
 
 
 class SearchRunner(Protocol):

@@ -223,6 +223,18 @@ def test_same_search_visits_the_same_nodes() -> None:
     assert run(ttt("P@a1")) == run(ttt("P@a1"))
 
 
+def test_a_config_given_to_search_is_that_search_only() -> None:
+    """An ablation is an argument of ``search``: the searcher's own config is untouched, and
+    the search is the one a searcher built with that config makes."""
+    ablation = PLAIN
+    searcher = Searcher(1)
+    given = searcher.search(big_toy(), Limits(depth=6), config=ablation)
+    built = Searcher(1, config=ablation).search(big_toy(), Limits(depth=6))
+    assert searcher.config == SearchConfig()
+    assert (given.nodes, given.best, given.pv) == (built.nodes, built.best, built.pv)
+    assert given.nodes != Searcher(1).search(big_toy(), Limits(depth=6)).nodes
+
+
 def test_stop_from_the_info_callback_keeps_the_last_iteration() -> None:
     control = SearchControl()
     seen: list[SearchInfo] = []

@@ -1,4 +1,5 @@
-"""Time allocation: a pure function of the clocks, checked with tables and properties."""
+"""Time allocation: a pure function of the clocks, checked with tables and properties; and
+the Deadline that every searcher checks it with, on a hand-driven clock."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.control import SearchControl
 from engine.limits import Limits
-from engine.timeman import MIN_MS, TimeBudget, allocate
+from engine.timeman import MIN_MS, Deadline, TimeBudget, allocate
 
 
 def test_untimed_searches_have_no_budget() -> None:
@@ -119,3 +121,84 @@ def test_a_long_game_keeps_a_reserve(
     assert lowest >= overhead
     if inc_ms >= 100:
         assert lowest >= 4 * inc_ms
+
+
+# -- the deadline --------------------------------------------------------------------------------
+class HandClock:
+    """A clock that shows what the test sets: ``at(ms)`` is that long after the start."""
+
+    START = 100.0
+
+    def __init__(self) -> None:
+        self.now = self.START
+
+    def __call__(self) -> float:
+        return self.now
+
+    def at(self, ms: float) -> float:
+        self.now = self.START + ms / 1000.0
+        return self.now
+
+
+def deadline(
+    budget: TimeBudget | None, *, pondering: bool = False
+) -> tuple[Deadline, HandClock, SearchControl]:
+    clock = HandClock()
+    control = SearchControl(pondering=pondering, clock=clock)
+    return Deadline(budget, start=clock(), clock=clock, control=control), clock, control
+
+
+def test_an_untimed_deadline_is_never_reached() -> None:
+    d, clock, _ = deadline(None)
+    now = clock.at(10**9)
+    d.single_reply()
+    d.iteration_completed()
+    assert not d.timed
+    assert not d.hard_reached(now)
+    assert not d.soft_reached()
+
+
+def test_hard_and_soft_limits_count_from_the_start() -> None:
+    d, clock, _ = deadline(TimeBudget(100, 500))
+    clock.at(59)
+    assert not d.soft_reached(0.0)
+    clock.at(61)  # a stable search stops at 0.6 of the soft budget
+    assert d.soft_reached(0.0)
+    assert not d.soft_reached(1.0)  # an unstable one goes on, to 1.5 times it
+    clock.at(151)
+    assert d.soft_reached(1.0)
+    assert not d.soft_reached(5.0)  # never more than twice it
+    assert not d.hard_reached(clock.at(201))
+    assert d.soft_reached(5.0)
+    assert not d.hard_reached(clock.at(499))
+    assert d.hard_reached(clock.at(501))
+
+
+def test_equal_budgets_are_not_scaled() -> None:
+    """``movetime``: soft = hard, and the instability cannot stretch the soft limit."""
+    d, clock, _ = deadline(TimeBudget(40, 40))
+    clock.at(39)
+    assert not d.soft_reached(0.0)
+    now = clock.at(41)
+    assert d.soft_reached(0.0) and d.soft_reached(3.0) and d.hard_reached(now)
+
+
+def test_the_clock_does_not_run_while_pondering() -> None:
+    d, clock, control = deadline(TimeBudget(100, 500), pondering=True)
+    now = clock.at(10_000)
+    assert d.timed
+    assert d.clock_start() is None
+    assert not d.hard_reached(now) and not d.soft_reached()
+    control.ponderhit()
+    assert d.clock_start() == now
+    assert not d.hard_reached(clock.at(10_499))
+    assert d.hard_reached(clock.at(10_501))
+
+
+def test_a_single_reply_needs_one_iteration() -> None:
+    d, clock, _ = deadline(TimeBudget(1000, 5000))
+    d.single_reply()
+    assert not d.hard_reached(clock.now)  # no move to play yet
+    d.iteration_completed()
+    assert d.hard_reached(clock.now)
+    assert d.soft_reached()

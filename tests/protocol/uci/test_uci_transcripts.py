@@ -258,9 +258,9 @@ async def test_connect_four_infinite_search_reports_the_exact_mate(uci: UciProce
     after the opponent's 8th, i.e. mated; the solver proves it, so the score is a mate."""
     await uci.exchange("setoption name UCI_Variant value cfour", "position fen 44455554221")
     await uci.send("go infinite")
-    await uci.exchange()
+    lines = await uci.exchange()  # the solver may report before readyok
     await uci.send("stop")
-    lines = await uci.read_until(lambda s: s.startswith("bestmove"))
+    lines += await uci.read_until(lambda s: s.startswith("bestmove"))
     exact = [s for s in lines if " score mate " in s and "bound" not in s]
     assert exact, lines
     assert int(exact[-1].split(" score mate ")[1].split()[0]) < 0
