@@ -12,8 +12,11 @@ Checked and reported: processes that died (crashes), owed answers that did not c
 ``--hang-s`` (hangs; the process is killed and replaced), tracebacks on stdout or stderr,
 ``go`` commands without exactly one ``bestmove``, and the latency of ``isready`` (send to
 ``readyok``) and of ``stop`` during a search (send to ``bestmove``), as p50/p99/max.  Every
-``--batch`` lines the script waits for a ``readyok`` of its own, so no more than that many
-lines are in flight (well under the engine's queue bound).  The last line is the summary.
+``--batch`` lines the script sends an ``isready`` of its own at a random place (answered
+at once, searching or not), waits for every ``readyok``, then sends a ``d``, whose board
+comes only once the engine has run everything before it: so no more than a batch is in
+flight, as with a client that reads its answers.  ``--no-settle`` floods instead, and counts
+the ``go`` the engine refuses when its queue is full.  The last line is the summary.
 """
 
 from __future__ import annotations
@@ -116,6 +119,17 @@ class LineMaker:
         return "x" * r.choice((70_000, 1_000_000))  # longer than any command may be
 
 
+def needs_stop(go: cmd.Go) -> bool:
+    """A search that only ``stop`` ends: infinite, ponder, or (without errors) no limit."""
+    limits = go.limits
+    bounded = any(
+        value is not None
+        for value in (limits.movetime, limits.depth, limits.nodes, limits.mate, limits.wtime,
+                      limits.btime)
+    )
+    return limits.waits_for_stop or (not bounded and not go.errors)
+
+
 def shown(line: str) -> str:
     """A line as the engine quotes it in ``info string error: … (line)``."""
     return "".join(c if c.isprintable() else "?" for c in line.strip())
@@ -150,6 +164,8 @@ class Engine:
         self.owed_best = 0
         self.stop_sent: float | None = None
         self.idle = asyncio.Event()
+        self.owed_fens = 0
+        self.settled = asyncio.Event()
         self.gos_shown: collections.Counter[str] = collections.Counter()
         """Go lines sent, as the engine echoes them in errors (to recognise a refusal)."""
         self.recent: collections.deque[str] = collections.deque(maxlen=40)
@@ -161,6 +177,8 @@ class Engine:
         parsed = cmd.parse_command(line[:100_000])
         if isinstance(parsed, cmd.IsReady):
             self.readies.append(now)
+        elif isinstance(parsed, cmd.Display):
+            self.owed_fens += 1
         elif isinstance(parsed, cmd.Go):
             self.gos_shown[shown(line)] += 1
             self.owed_best += 1
@@ -184,6 +202,10 @@ class Engine:
                 self.gos_shown[line.rsplit(" (", 1)[-1][:-1]] -= 1
                 self.owed_best -= 1
                 self.tally.refused += 1
+            if line.startswith("Fen: ") or (QUEUE_FULL in line and line.endswith(" (d)")):
+                self.owed_fens -= 1
+                if self.owed_fens <= 0:
+                    self.settled.set()
             if line == "readyok" and self.readies:
                 self.tally.isready_ms.append((now - self.readies.pop(0)) * 1000)
             elif line.startswith("bestmove"):
@@ -208,6 +230,18 @@ class Engine:
                 await self.sync()
                 await asyncio.sleep(0.01)
         await self.sync()
+
+    async def settle(self) -> None:
+        """Wait until the engine has run every command sent so far: a ``d`` waits behind
+        the search and the queue, so its ``Fen:`` line marks the end of what came before.
+        This paces the script like a client that reads its answers (a flood would only
+        fill the engine's queue, whose refusals are counted but test nothing else)."""
+        self.settled.clear()
+        await self.send("d")
+        try:
+            await asyncio.wait_for(self.settled.wait(), self.hang_s)
+        except TimeoutError:
+            raise EngineHangError from None
 
     async def sync(self) -> None:
         """Send an isready of our own and wait for every readyok owed so far."""
@@ -235,13 +269,23 @@ async def run(args: argparse.Namespace) -> Tally:
         end = min(args.lines, tally.lines + args.per_process)
         try:
             while tally.lines < end:
-                for _ in range(args.batch):
+                probe_after = maker.rng.randrange(args.batch)
+                for i in range(args.batch):
                     line = maker.line()
-                    if isinstance(cmd.parse_command(line), cmd.Quit):
-                        continue
-                    await engine.send(line)
-                    tally.lines += 1
+                    parsed = cmd.parse_command(line[:100_000])
+                    if not isinstance(parsed, cmd.Quit):
+                        await engine.send(line)
+                        tally.lines += 1
+                    if isinstance(parsed, cmd.Go) and needs_stop(parsed) and not maker.stop_due:
+                        maker.stop_due = maker.rng.randint(1, 15)  # e.g. a word salad "go ponder"
+                    if i == probe_after:  # an isready in whatever state the engine is in
+                        await engine.send("isready")
                 await engine.sync()
+                if maker.stop_due is not None:  # the search it would end must not wait for d
+                    maker.stop_due = None
+                    await engine.send("stop")
+                if args.settle:
+                    await engine.settle()
             maker.stop_due = None
             await engine.drain()
             await engine.send("quit")
@@ -284,6 +328,12 @@ def main() -> int:
     parser.add_argument("--per-process", type=int, default=5000,
                         help="lines before the process is told to quit and a new one starts")
     parser.add_argument("--hang-s", type=float, default=20.0)
+    parser.add_argument(
+        "--no-settle",
+        dest="settle",
+        action="store_false",
+        help="flood: do not wait for the engine to run each batch (fills its queue)",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     tally = asyncio.run(run(args))
