@@ -186,7 +186,7 @@ def _games_text() -> str:
     for name, variant in GAMES.items():
         title = variant.description.split(" (")[0].split(":")[0].strip() or name
         named.append(title if title == name else f"{title} ({name})")
-    if len(named) < 2:
+    if len(named) <= 1:
         return "".join(named)
     return ", ".join(named[:-1]) + " and " + named[-1]
 

@@ -200,18 +200,13 @@ class Driver:
         """Search ``moves`` (the root's legal moves in the searcher's order) with ``root``."""
         game = self.game
         on_info = self.on_info
-        control = self.control
         deadline = self.deadline
         # Step 1. Root moves: none means the game is over; ``searchmoves``; MultiPV.
         if not moves:
             score = outcome_score(game.terminal_value(), 0)
             on_info(SearchInfo(depth=0, score=report(score), wdl=wdl(score)))
             return SearchResult(None, None, report(score), 0, 0, self.ms())
-        if self.limits.searchmoves is not None:
-            chosen = parse_moves(game, self.limits.searchmoves)
-            restricted = [m for m in moves if m in chosen]
-            if restricted:
-                moves = restricted
+        moves = self._searched_moves(moves)
         if len(moves) == 1:
             deadline.single_reply()
         n_lines = max(1, min(self.multipv, len(moves)))
@@ -226,16 +221,7 @@ class Driver:
             for depth in range(1, self.max_depth + 1):
                 root.begin_iteration(depth)
                 self._pending = None
-                found: list[Line] = []
-                excluded: list[Any] = []
-                for k in range(n_lines):
-                    candidates = [m for m in moves if m not in excluded]
-                    prev = lines[k] if k < len(lines) else None
-                    line = self._aspirate(root, depth, candidates, prev, k)
-                    found.append(line)
-                    excluded.append(line.moves[0])
-                found.sort(key=lambda ln: -ln.score)
-                lines = found
+                lines = self._iteration(root, depth, moves, lines, n_lines)
                 completed = depth
                 self._pending = None
                 deadline.iteration_completed()
@@ -251,17 +237,7 @@ class Driver:
                 if depth > 1:
                     instability = instability / 2 + (1.0 if bests[0] != prev_best else 0.0)
                 prev_best = bests[0]
-                if control.stopped:
-                    break
-                if self.node_limit is not None and root.counters().nodes >= self.node_limit:
-                    break
-                if verdict.exhausted:
-                    break  # solved: every leaf was the end of the game
-                top = lines[0].score
-                mate_limit = self.mate_limit
-                if mate_limit is not None and top >= MATE_BOUND and MATE - top <= 2 * mate_limit:
-                    break  # a mate in at most ``mate_limit`` moves, with an exact score
-                if deadline.soft_reached(instability):
+                if self._enough(root, verdict, lines[0].score, instability):
                     break
         except SearchStopped as stop:
             for _ in range(stop.ply):
@@ -272,9 +248,57 @@ class Driver:
         if pending is not None and (n_lines == 1 or not lines):
             info = self._line_info(root, completed + 1, 1, pending)
             on_info(info)
-            final, infos = [pending], [info]
-        else:
-            final = lines
+            lines, infos = [pending], [info]
+        return self._result(root, moves, lines, infos, completed)
+
+    def _searched_moves(self, moves: list[Any]) -> list[Any]:
+        """The root moves ``go searchmoves`` keeps (all of them when it names none legal)."""
+        if self.limits.searchmoves is not None:
+            chosen = parse_moves(self.game, self.limits.searchmoves)
+            restricted = [m for m in moves if m in chosen]
+            if restricted:
+                return restricted
+        return moves
+
+    def _iteration(
+        self, root: Root, depth: int, moves: list[Any], lines: list[Line], n_lines: int
+    ) -> list[Line]:
+        """One iteration's ``n_lines`` lines, best first: each line searches the moves the
+        lines before it did not take, around the previous iteration's line (``lines``)."""
+        found: list[Line] = []
+        excluded: list[Any] = []
+        for k in range(n_lines):
+            candidates = [m for m in moves if m not in excluded]
+            prev = lines[k] if k < len(lines) else None
+            line = self._aspirate(root, depth, candidates, prev, k)
+            found.append(line)
+            excluded.append(line.moves[0])
+        found.sort(key=lambda ln: -ln.score)
+        return found
+
+    def _enough(self, root: Root, verdict: Iteration, top: int, instability: float) -> bool:
+        """Whether the search ends after an iteration whose best score is ``top``."""
+        if self.control.stopped:
+            return True
+        if self.node_limit is not None and root.counters().nodes >= self.node_limit:
+            return True
+        if verdict.exhausted:
+            return True  # solved: every leaf was the end of the game
+        mate_limit = self.mate_limit
+        if mate_limit is not None and top >= MATE_BOUND and MATE - top <= 2 * mate_limit:
+            return True  # a mate in at most ``mate_limit`` moves, with an exact score
+        return self.deadline.soft_reached(instability)
+
+    def _result(
+        self,
+        root: Root,
+        moves: list[Any],
+        final: list[Line],
+        infos: list[SearchInfo],
+        completed: int,
+    ) -> SearchResult:
+        """The result from the ``final`` lines (none: the first move, unsearched)."""
+        game = self.game
         ms = self.ms()
         counted = root.counters()
         if not final:
@@ -307,6 +331,20 @@ class Driver:
             first_cutoffs=counted.first_cutoffs,
         )
 
+    def _first_window(self, root: Root, depth: int, prev: Line | None) -> tuple[int, int, int]:
+        """``(delta, alpha, beta)``: a window ``delta`` either side of the previous score, or
+        the open window (delta 0) without aspiration, before :data:`ASP_MIN_DEPTH` or around
+        a mate score."""
+        if (
+            root.aspiration
+            and depth >= ASP_MIN_DEPTH
+            and prev is not None
+            and -MATE_BOUND < prev.score < MATE_BOUND
+        ):
+            delta = ASP_DELTA
+            return delta, max(prev.score - delta, -INF), min(prev.score + delta, INF)
+        return 0, -INF, INF
+
     def _aspirate(
         self, root: Root, depth: int, moves: list[Any], prev: Line | None, k: int
     ) -> Line:
@@ -315,18 +353,7 @@ class Driver:
         Without aspiration (or before :data:`ASP_MIN_DEPTH`, or around a mate score) the window
         is open and the first search is the answer.
         """
-        if (
-            root.aspiration
-            and depth >= ASP_MIN_DEPTH
-            and prev is not None
-            and -MATE_BOUND < prev.score < MATE_BOUND
-        ):
-            delta = ASP_DELTA
-            alpha = max(prev.score - delta, -INF)
-            beta = min(prev.score + delta, INF)
-        else:
-            delta = 0
-            alpha, beta = -INF, INF
+        delta, alpha, beta = self._first_window(root, depth, prev)
         while True:
             try:
                 found = root.search(depth, alpha, beta, moves, k)

@@ -83,6 +83,10 @@ _INTERN_OVERHEAD = 96
 _MANAGED_DICT = 64
 """Extra allowance for move objects that carry an instance ``__dict__``."""
 _INTERN_BUDGET_MAX = 1 << 20
+_CACHED_INTS = range(-5, 257)
+"""The small ints CPython preallocates: every use shares them, so they cost nothing."""
+_MIN_BUCKETS = 2
+"""The fewest buckets: 2, the smallest prime."""
 
 
 class Entry(NamedTuple):
@@ -101,7 +105,7 @@ def _object_bytes(obj: object) -> int:
     Tuples (and frozensets) count their items too, except the small ints CPython caches;
     other objects count their own size plus an allowance for an instance ``__dict__``.
     """
-    if type(obj) is int and -5 <= obj <= 256:  # CPython caches these: they cost nothing
+    if type(obj) is int and obj in _CACHED_INTS:
         return 0
     try:
         size = (sys.getsizeof(obj) + 15) & ~15
@@ -118,8 +122,8 @@ def _object_bytes(obj: object) -> int:
 def _bucket_count(slots: int) -> int:
     """The largest prime number of two-slot buckets that fits: indexing is ``key % buckets``,
     and a prime modulus spreads structured keys (small encodings, multiples) evenly."""
-    n = max(2, slots // 2)
-    while n > 2:
+    n = max(_MIN_BUCKETS, slots // 2)
+    while n > _MIN_BUCKETS:
         if n % 2 and all(n % d for d in range(3, math.isqrt(n) + 1, 2)):
             return n
         n -= 1

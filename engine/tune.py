@@ -172,6 +172,51 @@ def _error_of(compiled: Sequence[_Compiled], w: Sequence[float], scale: float) -
     return total / len(compiled)
 
 
+def _check_options(iterations: int, learning_rate: float, regularization: float) -> None:
+    if iterations < 0:
+        raise ValueError("iterations must not be negative")
+    if learning_rate <= 0.0:
+        raise ValueError("learning_rate must be positive")
+    if regularization < 0.0:
+        raise ValueError("regularization must not be negative")
+
+
+def _weight_index(
+    samples: Sequence[Sample], weights: Mapping[str, float]
+) -> tuple[list[str], dict[str, int]]:
+    """Every weight's name by index, and the index by name: the table's weights in its
+    order, then the features the table lacks in the order the samples show them."""
+    names: list[str] = list(weights)
+    index: dict[str, int] = {name: i for i, name in enumerate(names)}
+    for features, _ in samples:
+        for name in features:
+            if name not in index:
+                index[name] = len(names)
+                names.append(name)
+    return names, index
+
+
+def _accumulate_gradient(
+    compiled: Sequence[_Compiled], w: Sequence[float], scale: float, grad: list[float]
+) -> float:
+    """Add every sample's gradient to ``grad`` (without the constant factor, see below) and
+    return the sum of the squared errors."""
+    total = 0.0
+    for pairs, target in compiled:
+        score = 0.0
+        for i, value in pairs:
+            score += w[i] * value
+        p = sigmoid(scale * score)
+        diff = p - target
+        total += diff * diff
+        # d(diff²)/dwᵢ = 2·diff·p·(1-p)·scale·fᵢ; the constant 2·scale/n is the caller's.
+        g = diff * p * (1.0 - p)
+        if g:
+            for i, value in pairs:
+                grad[i] += g * value
+    return total
+
+
 def tune(
     samples: Sequence[Sample],
     weights: Mapping[str, float],
@@ -198,19 +243,8 @@ def tune(
     lacks start at 0 and are added.
     """
     _check(samples)
-    if iterations < 0:
-        raise ValueError("iterations must not be negative")
-    if learning_rate <= 0.0:
-        raise ValueError("learning_rate must be positive")
-    if regularization < 0.0:
-        raise ValueError("regularization must not be negative")
-    names: list[str] = list(weights)
-    index: dict[str, int] = {name: i for i, name in enumerate(names)}
-    for features, _ in samples:
-        for name in features:
-            if name not in index:
-                index[name] = len(names)
-                names.append(name)
+    _check_options(iterations, learning_rate, regularization)
+    names, index = _weight_index(samples, weights)
     start = [float(weights.get(name, 0.0)) for name in names]
     if k is None:
         k = fit_k(samples, weights) if any(start) else 1.0
@@ -231,19 +265,7 @@ def tune(
     for t in range(1, iterations + 1):
         for i in free:
             grad[i] = 0.0
-        total = 0.0
-        for pairs, target in compiled:
-            score = 0.0
-            for i, value in pairs:
-                score += w[i] * value
-            p = sigmoid(scale * score)
-            diff = p - target
-            total += diff * diff
-            # d(diff²)/dwᵢ = 2·diff·p·(1-p)·scale·fᵢ; the constant 2·scale/n is applied below.
-            g = diff * p * (1.0 - p)
-            if g:
-                for i, value in pairs:
-                    grad[i] += g * value
+        total = _accumulate_gradient(compiled, w, scale, grad)
         if progress is not None and (t == 1 or t % report_every == 0):
             progress(t - 1, total / n)
         factor = 2.0 * scale / n

@@ -14,6 +14,11 @@ from typing import Final
 
 from engine.game import InvalidPositionError
 
+MIN_FEN_FIELDS: Final = 2
+"""The fields a FEN must have: the placement and the side to move (the rest may be omitted)."""
+FEN_FIELDS: Final = 6
+"""The fields of a full FEN."""
+
 _COUNTER_RE: Final = re.compile(r"[0-9]+")
 _DEFAULTS: Final = ("-", "-", "0", "1")
 _PLACEMENT_RE: Final = re.compile(r"([^\[\]]*)\[([^\[\]]*)\]")

@@ -61,6 +61,10 @@ Move = tuple[int, int]
 """``(heap, smaller)``: split a heap of ``heap`` matches into ``smaller`` and
 ``heap - smaller``, with ``0 < smaller < heap - smaller``."""
 
+_LIVE_HEAP: Final = 3
+"""The smallest heap that can be split: heaps of 1 and 2 are dead (the parts must differ).
+:meth:`Grundy.push` and :meth:`Grundy.pop` write it as the literal 3, a constant per node."""
+
 # -- Grundy values -----------------------------------------------------------------------------
 _VALUES: list[int] = [0, 0, 0]
 _VALUES_LOCK: Final = threading.Lock()
@@ -113,7 +117,7 @@ def _splitmix64(x: int) -> int:
     return x ^ (x >> 31)
 
 
-_HEAP_KEY: Final = tuple(0 if n < 3 else _splitmix64(n) for n in range(MAX_MATCHES + 1))
+_HEAP_KEY: Final = tuple(0 if n < _LIVE_HEAP else _splitmix64(n) for n in range(MAX_MATCHES + 1))
 """Per heap size, its key term.  Dead heaps (1 and 2) weigh nothing: positions that differ only
 in them have the same game tree, so they share table entries."""
 
@@ -173,7 +177,7 @@ class Grundy:
             counts[heap] += 1
             key += _HEAP_KEY[heap]
             nim ^= values[heap]
-            live += heap >= 3
+            live += heap >= _LIVE_HEAP
         self._counts = counts
         self._key = key & _MASK64
         self._nim = nim
@@ -374,6 +378,8 @@ _MOVE_RE: Final = re.compile(
 )
 _HEAPS_RE: Final = re.compile(r"[0-9]+(?:/[0-9]+)*")
 _COUNTER_RE: Final = re.compile(r"[0-9]+")
+_FEN_FIELDS: Final = 3
+"""The fields of a full FEN: heaps, side to move, fullmove number."""
 
 
 def _heaps_problem(heaps: list[int] | tuple[int, ...]) -> str | None:
@@ -391,7 +397,7 @@ def _parse_fen(fen: str) -> tuple[list[int], int, int]:
     """Heaps, side and fullmove number from a FEN; InvalidPositionError names the offending
     text.  The side defaults to ``w`` and the fullmove number to 1."""
     fields = fen.split()
-    if not 1 <= len(fields) <= 3:
+    if not 1 <= len(fields) <= _FEN_FIELDS:
         raise InvalidPositionError(
             f"a Grundy's game FEN is heap sizes separated by '/', the side to move and the "
             f"move number, e.g. {START_FEN} or 4/2/1 b 2 ({fen})"

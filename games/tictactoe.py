@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Final
 from engine.eval import LinearEvaluator
 from engine.game import GameError, IllegalMoveError, InvalidPositionError
 from games.drop_fen import (
+    FEN_FIELDS,
+    MIN_FEN_FIELDS,
     board_text,
     check_pocket,
     check_trailing_fields,
@@ -64,6 +66,8 @@ _X_MARKS: Final = 5
 _O_MARKS: Final = 4
 _FULL: Final = 0x1FF
 _CENTER: Final = 4
+_THREAT_MARKS: Final = 2
+"""A line with this many of a player's marks and the other square empty is a threat."""
 
 _FILES: Final = "abc"
 _SQUARE_NAMES: Final = tuple(f"{_FILES[sq % 3]}{sq // 3 + 1}" for sq in range(9))
@@ -122,7 +126,7 @@ def _build_tables() -> tuple[
     for m in range(512):
         has_line.append(any(m & line == line for line in LINES))
         open_for_other.append(sum(1 for line in LINES if not m & line))
-        gaps = tuple(line & ~m for line in LINES if (m & line).bit_count() == 2)
+        gaps = tuple(line & ~m for line in LINES if (m & line).bit_count() == _THREAT_MARKS)
         threat_gaps.append(gaps)
         wins = 0
         for gap in gaps:
@@ -165,13 +169,16 @@ def _position_problem(x: int, o: int) -> str | None:
             f"X has {nx} marks and O has {no}: X moves first and the players alternate, "
             "so X must have as many marks as O or one more"
         )
-    x_line = _HAS_LINE[x]
-    o_line = _HAS_LINE[o]
+    return _line_problem(_HAS_LINE[x], _HAS_LINE[o], x_moved_last=nx > no)
+
+
+def _line_problem(x_line: bool, o_line: bool, *, x_moved_last: bool) -> str | None:
+    """Why completed lines cannot stand with the given player having moved last, or None."""
     if x_line and o_line:
         return "both X and O have a completed line"
-    if x_line and nx == no:
+    if x_line and not x_moved_last:
         return "X has a completed line but O moved after it"
-    if o_line and nx == no + 1:
+    if o_line and x_moved_last:
         return "O has a completed line but X moved after it"
     return None
 
@@ -324,11 +331,11 @@ class TicTacToe:
             theirs = (opp & line).bit_count()
             if theirs == 0:
                 open_lines += 1
-                if mine == 2:
+                if mine == _THREAT_MARKS:
                     threats += 1
             if mine == 0:
                 open_lines -= 1
-                if theirs == 2:
+                if theirs == _THREAT_MARKS:
                     threats -= 1
         center = 1 if own >> _CENTER & 1 else -1 if opp >> _CENTER & 1 else 0
         return {"open_lines": open_lines, "threats": threats, "center": center}
@@ -435,7 +442,7 @@ def _parse_fen(fen: str) -> tuple[int, int]:
     not checked: the board implies them, and clients commonly send ``0 1`` for any position.
     """
     fields = fen.split()
-    if not 2 <= len(fields) <= 6:
+    if not MIN_FEN_FIELDS <= len(fields) <= FEN_FIELDS:
         raise InvalidPositionError(f"a tic-tac-toe FEN has 2 to 6 fields, e.g. {START_FEN} ({fen})")
     placement, side_text, *rest = fields
     board, pocket = split_placement(placement, "3/3/3[PPPPPpppp]")

@@ -28,6 +28,14 @@ __all__ = [
     "tablebase_outcome",
 ]
 
+_TABLEBASE_MAX_PIECES = 7
+"""The most pieces (kings included) a position may have for the Syzygy tables to cover it."""
+_WDL_WIN = 2
+"""Syzygy's WDL value of a win for the side to move (1 is a cursed win, a draw by the
+fifty-move rule)."""
+_WDL_LOSS = -2
+"""Syzygy's WDL value of a loss for the side to move (-1 is a blessed loss)."""
+
 
 def _rule_words(words: Sequence[str], names: Sequence[str], what: str) -> dict[str, str]:
     values: dict[str, str] = {}
@@ -145,16 +153,16 @@ def max_moves_outcome(fullmove: int, maxmoves: int | None) -> Outcome | None:
 def tablebase_outcome(tablebase: chess.syzygy.Tablebase, board: chess.Board) -> Outcome | None:
     """The tables' verdict on a position they cover, else None.  Cursed wins and blessed
     losses are draws, as the fifty-move rule makes them."""
-    if chess.popcount(board.occupied) > 7 or board.castling_rights:
+    if chess.popcount(board.occupied) > _TABLEBASE_MAX_PIECES or board.castling_rights:
         return None
     try:
         wdl = tablebase.probe_wdl(board)
     except (KeyError, IndexError, OSError, chess.syzygy.MissingTableError):
         return None
     side = 0 if board.turn == chess.WHITE else 1
-    if wdl == 2:
+    if wdl == _WDL_WIN:
         winner = side
-    elif wdl == -2:
+    elif wdl == _WDL_LOSS:
         winner = 1 - side
     else:
         return Outcome.draw(Termination.ADJUDICATION, "Draw by adjudication: SyzygyTB")

@@ -224,16 +224,9 @@ class Match:
         adjudicator = Adjudicator(settings.draw, settings.resign)
         outcome: Outcome | None = None
         fault: tuple[int, Fault] | None = None
-
-        for side in (0, 1):
-            try:
-                await players[side].new_game()
-            except PlayerError as exc:
-                # Outside the clock a silent engine is a stalled connection, not a time loss.
-                failure = exc if isinstance(exc, EngineCrashError) else PlayerError(str(exc))
-                outcome, fault = self._fault_outcome(side, failure, indices)
-                await players[side].close()
-                break
+        forfeit = await self._new_game(players, indices)
+        if forfeit is not None:
+            outcome, fault = forfeit
 
         plies = 0
         while outcome is None:
@@ -296,6 +289,21 @@ class Match:
         ]
         pgn = format_pgn(tags, referee, comments, outcome.result, outcome.reason)
         return GameRecord(job, outcome, plies, fault, pgn)
+
+    async def _new_game(
+        self, players: tuple[Player, Player], indices: tuple[int, int]
+    ) -> tuple[Outcome, tuple[int, Fault]] | None:
+        """Tell both engines a game starts; the forfeit if one of them fails to answer."""
+        for side in (0, 1):
+            try:
+                await players[side].new_game()
+            except PlayerError as exc:
+                # Outside the clock a silent engine is a stalled connection, not a time loss.
+                failure = exc if isinstance(exc, EngineCrashError) else PlayerError(str(exc))
+                forfeit = self._fault_outcome(side, failure, indices)
+                await players[side].close()
+                return forfeit
+        return None
 
     def _fault_outcome(
         self, side: int, exc: PlayerError, indices: tuple[int, int]

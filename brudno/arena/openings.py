@@ -27,6 +27,7 @@ from engine.game import GameError
 from games.registry import get_variant
 
 __all__ = [
+    "FEN_FIELDS",
     "Opening",
     "OpeningError",
     "OpeningOrder",
@@ -35,6 +36,9 @@ __all__ = [
 ]
 
 _PGN_SUFFIXES = (".pgn",)
+
+FEN_FIELDS = 6
+"""A full FEN's fields (an EPD line has the first four, then operations)."""
 
 
 class OpeningError(ValueError):
@@ -104,7 +108,7 @@ def _chess_epd(line: str, label: str) -> Opening:
     (6 fields, anything after them ignored)."""
     parts = line.split()
     try:
-        if len(parts) >= 6 and parts[4].isdigit() and parts[5].rstrip(";").isdigit():
+        if len(parts) >= FEN_FIELDS and parts[4].isdigit() and parts[5].rstrip(";").isdigit():
             board = chess.Board(" ".join([*parts[:5], parts[5].rstrip(";")]))
         else:
             board = chess.Board.from_epd(line)[0]

@@ -362,8 +362,10 @@ def _bad_move_text(exc: BaseException) -> str:
     cause = exc.__context__
     text = str(cause) if cause is not None else str(exc)
     for quote in ("'", '"'):
-        if text.count(quote) >= 2:
-            return text.split(quote)[1]
+        _, _, rest = text.partition(quote)
+        quoted, closed, _ = rest.partition(quote)
+        if closed:
+            return quoted
     return text
 
 
@@ -419,7 +421,7 @@ class VariantPlayer:
             while (line := await self._readline()) != "uciok":
                 words = line.split()
                 if words[:2] == ["id", "name"] and config.name is None:
-                    self._name = line.split(None, 2)[2] if len(words) > 2 else self._name
+                    self._name = line.split(None, 2)[2] if words[2:] else self._name
                 elif words[:2] == ["option", "name"] and "type" in words:
                     name = " ".join(words[2 : words.index("type")])
                     options[name.lower()] = words[words.index("type") + 1]
@@ -499,9 +501,10 @@ class VariantPlayer:
             raise EngineTimeoutError(f"no move after {time.monotonic() - started:.3f} s") from None
         self._searching = False
         elapsed = time.monotonic() - started
-        if len(words) < 2 or words[1] in ("(none)", "0000", "NULL"):
-            raise EngineIllegalMoveError(" ".join(words[1:2]), "bestmove without a move")
-        return MoveReply(words[1], elapsed, info.cp, info.mate, info.depth)
+        move = " ".join(words[1:2])  # "" when the engine named no move
+        if move in ("", "(none)", "0000", "NULL"):
+            raise EngineIllegalMoveError(move, "bestmove without a move")
+        return MoveReply(move, elapsed, info.cp, info.mate, info.depth)
 
     async def recover(self) -> bool:
         if not self.alive:

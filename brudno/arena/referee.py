@@ -63,6 +63,9 @@ class GameResult(enum.StrEnum):
 
 COLOUR_NAMES = ("White", "Black")
 
+_FIFTY_MOVES_PLIES = 100
+"""The half-move clock at which the game is drawn by the fifty-move rule."""
+
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
@@ -170,7 +173,7 @@ class ChessReferee:
             return Outcome.draw(Termination.NORMAL, "Draw by stalemate")
         if board.is_insufficient_material():
             return Outcome.draw(Termination.NORMAL, "Draw by insufficient mating material")
-        if board.halfmove_clock >= 100:
+        if board.halfmove_clock >= _FIFTY_MOVES_PLIES:
             return Outcome.draw(Termination.NORMAL, "Draw by fifty moves rule")
         if board.is_repetition(3):
             return Outcome.draw(Termination.NORMAL, "Draw by 3-fold repetition")

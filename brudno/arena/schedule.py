@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from brudno.arena.openings import Opening
-from brudno.arena.settings import MatchError
+from brudno.arena.settings import MIN_ENGINES, MatchError
 
 __all__ = ["GameJob", "schedule"]
 
@@ -35,7 +35,7 @@ def schedule(engines: int, games: int, openings: Sequence[Opening]) -> list[Game
     """Every pair of engines plays ``games`` games: opening k is played by each pair twice
     (the lower-numbered engine white first), openings in the given order, pairs interleaved
     so that a partial match is balanced across pairs."""
-    if engines < 2:
+    if engines < MIN_ENGINES:
         raise MatchError("a match needs at least two engines")
     if not openings:
         raise MatchError("no openings")

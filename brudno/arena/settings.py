@@ -18,7 +18,12 @@ from brudno.arena.players import EngineConfig
 from brudno.arena.stats import Sprt
 from games.registry import GAMES
 
-__all__ = ["START_POSITION", "MatchError", "MatchSettings"]
+__all__ = ["MIN_ENGINES", "SPRT_ENGINES", "START_POSITION", "MatchError", "MatchSettings"]
+
+MIN_ENGINES = 2
+"""The fewest engines a match is played between."""
+SPRT_ENGINES = 2
+"""The SPRT tests one engine against exactly one other."""
 
 START_POSITION = Opening(None, (), "start position")
 """The one opening of a match without ``--openings``: every variant's standard start."""
@@ -50,7 +55,7 @@ class MatchSettings:
     report_every: int = 10
 
     def __post_init__(self) -> None:
-        if len(self.engines) < 2:
+        if len(self.engines) < MIN_ENGINES:
             raise MatchError("give --engine at least twice")
         if self.games < 1:
             raise MatchError("--games must be at least 1")
@@ -65,7 +70,7 @@ class MatchSettings:
             raise MatchError("give a limit: --tc, --movetime, --depth or --nodes")
         if self.tc is not None and self.movetime_ms is not None:
             raise MatchError("--tc and --movetime exclude each other")
-        if self.sprt is not None and len(self.engines) != 2:
+        if self.sprt is not None and len(self.engines) != SPRT_ENGINES:
             raise MatchError("--sprt compares exactly two engines")
         if self.variant not in GAMES:
             raise MatchError(f"unknown variant {self.variant!r} (known: {', '.join(GAMES)})")

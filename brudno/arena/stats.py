@@ -57,6 +57,9 @@ TRINOMIAL_SCORES: tuple[float, float, float] = (0.0, 0.5, 1.0)
 PENTANOMIAL_SCORES: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
 """Per-game score of a game pair worth 0, ½, 1, 1½, 2 points."""
 
+_MAX_ERROR_RATE = 0.5
+"""The SPRT's error rates lie below this: at 0.5 a test would be no better than a coin toss."""
+
 _ZERO_COUNT = 1e-3
 """Stand-in for an empty outcome class in the SPRT (fishtest's regularisation): without it a
 few early games would declare some outcome impossible and the MLE could not move any mass to
@@ -139,7 +142,7 @@ def elo_estimate(wins: int, draws: int, losses: int, confidence: float = 0.95) -
 def elo_estimate_pentanomial(pairs: Sequence[int], confidence: float = 0.95) -> EloEstimate:
     """Elo from game-pair counts ``[LL, LD+DL, LW+DD+WL, DW+WD, WW]`` (0 to 2 points), with a
     normal-approximation interval on the per-pair score (pentanomial model)."""
-    if len(pairs) != 5:
+    if len(pairs) != len(PENTANOMIAL_SCORES):
         raise ValueError(f"pentanomial counts need 5 entries, got {len(pairs)}")
     return _estimate(pairs, PENTANOMIAL_SCORES, confidence)
 
@@ -250,7 +253,7 @@ class Sprt:
         if not self.elo0 < self.elo1:
             raise ValueError(f"elo0 must be below elo1 (got {self.elo0} and {self.elo1})")
         for name, value in (("alpha", self.alpha), ("beta", self.beta)):
-            if not 0.0 < value < 0.5:
+            if not 0.0 < value < _MAX_ERROR_RATE:
                 raise ValueError(f"{name} must be between 0 and 0.5, not {value}")
 
     @classmethod

@@ -27,6 +27,7 @@ import chess
 import chess.engine
 import chess.pgn
 
+from brudno.arena.openings import FEN_FIELDS
 from engine.tune import Sample
 from games.chess_game import ChessGame
 
@@ -186,7 +187,7 @@ def _start_board(path: Path, entry: int | str) -> chess.Board | None:
             board = game.end().board()
         else:
             parts = entry.split()
-            if len(parts) >= 6 and parts[4].isdigit() and parts[5].rstrip(";").isdigit():
+            if len(parts) >= FEN_FIELDS and parts[4].isdigit() and parts[5].rstrip(";").isdigit():
                 board = chess.Board(" ".join([*parts[:5], parts[5].rstrip(";")]))
             else:
                 board = chess.Board.from_epd(entry)[0]

@@ -22,15 +22,37 @@ import asyncio
 import shlex
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from brudno.arena.epd import EpdError, EpdResult, SuiteLimit, load_suite, run_suite
+from brudno.arena.epd import (
+    EpdError,
+    EpdPosition,
+    EpdResult,
+    SuiteLimit,
+    load_suite,
+    run_suite,
+)
 from brudno.argtypes import name_value, positive_int
 from brudno.progress import add_progress_arguments, progress_for
 
 __all__ = ["DEFAULT_MOVETIME_MS", "configure", "run"]
 
 DEFAULT_MOVETIME_MS = 1000
+
+_SOLVED_BY_CUTS_S = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+"""The times (seconds) at which the summary counts the positions solved so far."""
+
+
+@dataclass(frozen=True, slots=True)
+class _SuiteRun:
+    """What the summary reports about a run besides its results."""
+
+    total: int
+    skipped: int
+    limit: SuiteLimit
+    name: str
+    command: list[str]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -81,15 +103,45 @@ def result_line(result: EpdResult, index: int, total: int) -> str:
     )
 
 
+def _select(positions: list[EpdPosition], args: argparse.Namespace) -> list[EpdPosition]:
+    """The positions ``--start`` and ``--count`` select."""
+    positions = positions[args.start - 1 :]
+    if args.count is not None:
+        positions = positions[: args.count]
+    return positions
+
+
+def _print_summary(
+    args: argparse.Namespace, run: _SuiteRun, results: list[EpdResult], wall: float
+) -> None:
+    """The lines after the positions: the suite, the engine, solved by time, time and score."""
+    total = run.total
+    seconds = sum(r.elapsed for r in results)
+    note = f" ({run.skipped} lines without bm/am skipped)" if run.skipped else ""
+    print(f"Suite: {Path(args.file).name}, {total} positions{note}; {run.limit.text()}")
+    print(f"Engine: {run.name} ({shlex.join(run.command)})")
+    found = sorted(r.found for r in results if r.found is not None)
+    if found:
+        movetime = run.limit.movetime_ms
+        horizon = movetime / 1000.0 if movetime is not None else found[-1]
+        cuts = [c for c in _SOLVED_BY_CUTS_S if c < horizon]
+        print(
+            "Solved by time: "
+            + ", ".join(f"{sum(1 for t in found if t <= c)} by {c:g} s" for c in cuts)
+            + (", " if cuts else "")
+            + f"{len(found)} in all"
+        )
+    print(f"Time used: {wall:.1f} s (searching {seconds:.1f} s)")
+    print(f"solved {sum(r.solved for r in results)}/{total}")
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         positions, skipped = load_suite(args.file)
     except EpdError as exc:
         print(f"brudno epd: {exc}", file=sys.stderr)
         return 2
-    positions = positions[args.start - 1 :]
-    if args.count is not None:
-        positions = positions[: args.count]
+    positions = _select(positions, args)
     if not positions:
         print("brudno epd: no positions with bm/am in range", file=sys.stderr)
         return 2
@@ -148,20 +200,5 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     wall = time.monotonic() - started
-    seconds = sum(r.elapsed for r in results)
-    note = f" ({skipped} lines without bm/am skipped)" if skipped else ""
-    print(f"Suite: {Path(args.file).name}, {total} positions{note}; {limit.text()}")
-    print(f"Engine: {name} ({shlex.join(command)})")
-    found = sorted(r.found for r in results if r.found is not None)
-    if found:
-        horizon = movetime / 1000.0 if movetime is not None else found[-1]
-        cuts = [c for c in (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0) if c < horizon]
-        print(
-            "Solved by time: "
-            + ", ".join(f"{sum(1 for t in found if t <= c)} by {c:g} s" for c in cuts)
-            + (", " if cuts else "")
-            + f"{len(found)} in all"
-        )
-    print(f"Time used: {wall:.1f} s (searching {seconds:.1f} s)")
-    print(f"solved {sum(r.solved for r in results)}/{total}")
+    _print_summary(args, _SuiteRun(total, skipped, limit, name, command), results, wall)
     return 0

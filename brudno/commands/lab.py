@@ -577,13 +577,29 @@ def build_source(args: argparse.Namespace) -> Source:
     return GameSource(args.game, args.fen, args.depth, args.chess960)
 
 
+def _algorithms(args: argparse.Namespace, source: Source) -> list[str]:
+    """``--algorithms``, or every algorithm that fits the source."""
+    if args.algorithms is None:
+        return list(CHANCE_ALGORITHMS if source.chance else DETERMINISTIC_ALGORITHMS)
+    return [name.strip() for name in args.algorithms.split(",") if name.strip()]
+
+
+def _title(source: Source, order: MoveOrder, iterative: bool) -> str:
+    """The table's and the plot's title: the source, then how it was searched."""
+    title = source.label
+    if not isinstance(source, TreeSource):
+        title += f"; move order {order.value}"
+    if iterative:
+        title += "; iterative deepening"
+    if not isinstance(source, TreeSource):
+        title += f"; depth {source.max_depth}"
+    return title
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         source = build_source(args)
-        if args.algorithms is None:
-            algorithms = list(CHANCE_ALGORITHMS if source.chance else DETERMINISTIC_ALGORITHMS)
-        else:
-            algorithms = [name.strip() for name in args.algorithms.split(",") if name.strip()]
+        algorithms = _algorithms(args, source)
         check_algorithms(algorithms, chance=source.chance)
         if args.iterative and args.guess is not None:
             raise LabError("--guess and --iterative exclude each other (iterations guess)")
@@ -595,13 +611,7 @@ def run(args: argparse.Namespace) -> int:
     sweep = args.sweep or args.plot is not None
     depths = list(range(1, source.max_depth + 1)) if sweep else [source.max_depth]
     order = MoveOrder(args.move_order)
-    title = source.label
-    if not isinstance(source, TreeSource):
-        title += f"; move order {order.value}"
-    if args.iterative:
-        title += "; iterative deepening"
-    if not isinstance(source, TreeSource):
-        title += f"; depth {source.max_depth}"
+    title = _title(source, order, args.iterative)
     progress = Progress(None if args.quiet else sys.stderr)
     rows: list[LabRow] = []
     status = 0

@@ -58,6 +58,9 @@ __all__ = [
     "settings_from_args",
 ]
 
+_STANDINGS_FROM = 3
+"""The fewest engines for which the report ranks them (two have just their pair's lines)."""
+
 
 class _EngineAction(argparse.Action):
     """``--engine CMD`` starts a new engine; ``--option``/``--name`` amend the last one."""
@@ -266,7 +269,7 @@ def report_lines(result: MatchResult, settings: MatchSettings) -> list[str]:
     ]
     for stats in result.pairs.values():
         out += stats.lines(names, settings.sprt)
-    if len(names) > 2:
+    if len(names) >= _STANDINGS_FROM:
         out.append("Standings:")
         for rank, (index, points, games) in enumerate(result.standings(), 1):
             pct = 100 * points / games if games else 0.0

@@ -315,6 +315,23 @@ def _positions(args: argparse.Namespace, stdin: TextIO) -> Iterator[tuple[str, i
     yield " ".join(args.position), None
 
 
+def _solve(
+    args: argparse.Namespace, solver: Connect4Solver, text: str, label: str
+) -> SolveReport:
+    """Solve one position of ``--game`` (Connect Four within ``--max-nodes`` more nodes)."""
+    if args.game == "cfour":
+        solver.limit(max_nodes=None if args.max_nodes is None else solver.nodes + args.max_nodes)
+        return solve_cfour(
+            parse_cfour(text),
+            solver,
+            label=label,
+            weak=args.weak,
+            analyze=args.analyze,
+            pv_nodes=args.pv_nodes,
+        )
+    return solve_grundy(Grundy.from_fen(text), label=label)
+
+
 def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     stdin = sys.stdin if stdin is None else stdin
     out = sys.stdout if stdout is None else stdout
@@ -334,20 +351,7 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
         for text, expected in _positions(args, stdin):
             label = text if text else "startpos"
             try:
-                if args.game == "cfour":
-                    solver.limit(
-                        max_nodes=None if args.max_nodes is None else solver.nodes + args.max_nodes
-                    )
-                    report = solve_cfour(
-                        parse_cfour(text),
-                        solver,
-                        label=label,
-                        weak=args.weak,
-                        analyze=args.analyze,
-                        pv_nodes=args.pv_nodes,
-                    )
-                else:
-                    report = solve_grundy(Grundy.from_fen(text), label=label)
+                report = _solve(args, solver, text, label)
             except GameError as exc:
                 progress.finished(False)
                 progress.write(f"brudno solve: {exc}", sys.stderr)

@@ -45,6 +45,9 @@ from games.chess_game import DEFAULT_WEIGHTS_PATH
 
 __all__ = ["configure", "run"]
 
+_MIN_HOLDOUT = 2
+"""The smallest ``--holdout`` N but 0: every Nth position is kept out, and every 1st is all."""
+
 
 def _write_weights(path: Path, weights: dict[str, int]) -> None:
     path.write_text(json.dumps(weights, indent=1) + "\n", encoding="utf-8")
@@ -153,7 +156,7 @@ def _run_fit(args: argparse.Namespace) -> int:
 
     held: list[Sample] = []
     if args.holdout:
-        if args.holdout < 2:
+        if args.holdout < _MIN_HOLDOUT:
             raise TuneDataError("--holdout must be 0 or at least 2")
         held = samples[args.holdout - 1 :: args.holdout]
         samples = [s for i, s in enumerate(samples, 1) if i % args.holdout]

@@ -480,10 +480,10 @@ class TreeSpec:
         cls, text: str, order: Order = Order.RANDOM, seed: int = 0, chance: int = 0
     ) -> TreeSpec:
         """``"B:D"``, e.g. ``"4:6"``; raises ``ValueError`` with the offending text."""
-        parts = text.split(":")
-        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-            raise ValueError(f"a tree is B:D, branching and depth, e.g. 4:6 ({text!r})")
-        return cls(int(parts[0]), int(parts[1]), order, seed, chance)
+        match text.split(":"):
+            case [branching, depth] if branching.strip().isdigit() and depth.strip().isdigit():
+                return cls(int(branching), int(depth), order, seed, chance)
+        raise ValueError(f"a tree is B:D, branching and depth, e.g. 4:6 ({text!r})")
 
     def with_depth(self, depth: int) -> TreeSpec:
         return TreeSpec(self.branching, depth, self.order, self.seed, self.chance)

@@ -43,6 +43,8 @@ from typing import TYPE_CHECKING, Final
 from engine.eval import LinearEvaluator
 from engine.game import GameError, IllegalMoveError, InvalidPositionError
 from games.drop_fen import (
+    FEN_FIELDS,
+    MIN_FEN_FIELDS,
     board_text,
     check_pocket,
     check_trailing_fields,
@@ -447,16 +449,15 @@ class Connect4:
         """
         own = self._cur
         opp = own ^ self._mask
-        open2 = open3 = 0
+        open_windows = {2: 0, 3: 0}  # by the stones in them: +1 the side to move's, -1 the other's
         for window in WINDOWS:
             mine = (own & window).bit_count()
             theirs = (opp & window).bit_count()
-            if theirs == 0:
-                open2 += mine == 2
-                open3 += mine == 3
-            if mine == 0:
-                open2 -= theirs == 2
-                open3 -= theirs == 3
+            if theirs == 0 and mine in open_windows:
+                open_windows[mine] += 1
+            if mine == 0 and theirs in open_windows:
+                open_windows[theirs] -= 1
+        open2, open3 = open_windows[2], open_windows[3]
         mask = self._mask
         own_threats = winning_cells(own, mask)
         opp_threats = winning_cells(opp, mask)
@@ -616,13 +617,19 @@ def _position_problem(first: int, second: int) -> str | None:
             f"the first player has {n1} stones and the second {n2}: the first player moves "
             "first and the players alternate, so it must have as many or one more"
         )
+    return _four_problem(first, second, first_moved_last=n1 > n2)
+
+
+def _four_problem(first: int, second: int, *, first_moved_last: bool) -> str | None:
+    """Why the fours on the board, or the drops, cannot have come about with the given player
+    having moved last (stone counts already checked), or None when they can."""
     first_four = has_four(first)
     second_four = has_four(second)
     if first_four and second_four:
         return "both players have four in a row"
-    if first_four and n1 == n2:
+    if first_four and not first_moved_last:
         return "the first player has four in a row but the second player moved after it"
-    if second_four and n1 == n2 + 1:
+    if second_four and first_moved_last:
         return "the second player has four in a row but the first player moved after it"
     if not _reachable(first, second):
         if first_four or second_four:
@@ -687,7 +694,7 @@ def _parse_fen(fen: str) -> tuple[int, int]:
     not checked: the board implies them, and clients commonly send ``0 1`` for any position.
     """
     fields = fen.split()
-    if not 2 <= len(fields) <= 6:
+    if not MIN_FEN_FIELDS <= len(fields) <= FEN_FIELDS:
         raise InvalidPositionError(
             f"a connect-four FEN has 2 to 6 fields, e.g. {START_FEN}, or give a column "
             f"string such as 4453 ({fen})"

@@ -33,7 +33,13 @@ from typing import BinaryIO
 import chess.engine
 
 from protocol.text import printable
-from protocol.transports.tcp.wire import AUTH_FAILED, DEFAULT_PORT, RETRY_LATER, auth_line
+from protocol.transports.tcp.wire import (
+    AUTH_FAILED,
+    DEFAULT_PORT,
+    MAX_PORT,
+    RETRY_LATER,
+    auth_line,
+)
 
 CONNECT_TIMEOUT_S = 10.0
 PING_TIMEOUT_S = 5.0
@@ -93,7 +99,7 @@ def parse_address(text: str, default_port: int = DEFAULT_PORT) -> tuple[str, int
         port = int(port_text)
     except ValueError:
         raise AddressError(f"port {port_text!r} is not a number") from None
-    if not 1 <= port <= 65535:
+    if not 1 <= port <= MAX_PORT:
         raise AddressError(f"port {port} out of range 1..65535")
     return host, port
 

@@ -225,23 +225,57 @@ time arithmetic can turn into a float: a 400-digit clock is a client's quirk, no
 error."""
 _GO_CAPS = {"nodes": 2**63 - 1}
 """Node counts are the one limit that can usefully exceed :data:`GO_VALUE_CAP`."""
+_GO_CAP_DIGITS = len(str(max(GO_VALUE_CAP, *_GO_CAPS.values())))
+"""Digits of the largest cap (19): a number with more significant digits exceeds every cap."""
 
 
 def _go_int(keyword: str, text: str) -> int | None:
     """An integer ``go`` value clamped to its cap, any number of digits; ``None`` if not one."""
     cap = _GO_CAPS.get(keyword, GO_VALUE_CAP)
-    if _INT_TEXT.fullmatch(text) is not None and len(text.lstrip("+-").lstrip("0")) > 19:
+    if (
+        _INT_TEXT.fullmatch(text) is not None
+        and len(text.lstrip("+-").lstrip("0")) > _GO_CAP_DIGITS
+    ):
         # Beyond any cap, and possibly beyond int()'s digit limit: clamp without converting.
         return -cap if text.startswith("-") else cap
     value = parse_int(text)
     return None if value is None else max(-cap, min(cap, value))
 
 
+def _go_value(token: str, text: str | None, ints: dict[str, int], errors: list[str]) -> None:
+    """Record the integer value of ``token`` in ``ints``, or what is wrong with it in
+    ``errors`` (``text`` is ``None`` when no value follows the keyword)."""
+    if text is None:
+        errors.append(f"{token}: missing value")
+        return
+    value = _go_int(token, text)
+    if value is None:
+        errors.append(f"{token}: {show(text)} is not an integer")
+    elif token in _GO_POSITIVE and value < 1:
+        errors.append(f"{token}: must be at least 1, got {value}")
+    else:
+        ints[token] = value
+
+
+def _go_perft(text: str | None) -> tuple[int | None, str | None]:
+    """``go perft``'s depth, or what is wrong with it (``text`` as for :func:`_go_value`)."""
+    if text is None:
+        return None, "perft: missing value"
+    return _positive("perft", text)
+
+
+def _go_moves_end(args: list[str], start: int) -> int:
+    """Where the moves after ``searchmoves`` (from ``start``) end: at the next keyword."""
+    end = start
+    while end < len(args) and args[end] not in _GO_KEYWORDS:
+        end += 1
+    return end
+
+
 def _parse_go(line: str, args: list[str]) -> Go | Perft | Invalid:
     ints: dict[str, int] = {}
     errors: list[str] = []
-    infinite = False
-    ponder = False
+    flags: set[str] = set()  # infinite, ponder
     searchmoves: tuple[str, ...] | None = None
     perft: int | None = None
     perft_error: str | None = None
@@ -251,33 +285,17 @@ def _parse_go(line: str, args: list[str]) -> Go | Perft | Invalid:
         token = args[i]
         i += 1
         if token in _GO_INT or token == "perft":
-            if i >= n or args[i] in _GO_KEYWORDS:
-                message = f"{token}: missing value"
-                if token == "perft":
-                    perft, perft_error = None, message
-                else:
-                    errors.append(message)
-                continue
-            text = args[i]
-            i += 1
-            if token == "perft":
-                perft, perft_error = _positive(token, text)
-            else:
-                value = _go_int(token, text)
-                if value is None:
-                    errors.append(f"{token}: {show(text)} is not an integer")
-                elif token in _GO_POSITIVE and value < 1:
-                    errors.append(f"{token}: must be at least 1, got {value}")
-                else:
-                    ints[token] = value
-        elif token == "infinite":
-            infinite = True
-        elif token == "ponder":
-            ponder = True
-        elif token == "searchmoves":
-            start = i
-            while i < n and args[i] not in _GO_KEYWORDS:
+            text = args[i] if i < n and args[i] not in _GO_KEYWORDS else None
+            if text is not None:
                 i += 1
+            if token == "perft":
+                perft, perft_error = _go_perft(text)
+            else:
+                _go_value(token, text, ints, errors)
+        elif token in ("infinite", "ponder"):
+            flags.add(token)
+        elif token == "searchmoves":
+            start, i = i, _go_moves_end(args, i)
             if i == start:
                 errors.append("searchmoves: no moves given")
             else:
@@ -299,8 +317,8 @@ def _parse_go(line: str, args: list[str]) -> Go | Perft | Invalid:
         depth=ints.get("depth"),
         nodes=ints.get("nodes"),
         mate=ints.get("mate"),
-        infinite=infinite,
-        ponder=ponder,
+        infinite="infinite" in flags,
+        ponder="ponder" in flags,
         searchmoves=searchmoves,
     )
     return Go(limits, tuple(errors))
@@ -394,9 +412,31 @@ _SIMPLE: dict[str, _NoArgs] = {
     "d": Display,
     "eval": Eval,
 }
-_WITH_ARGS = frozenset({"debug", "setoption", "register", "position", "go", "perft", "bench"})
+_Spans = list[re.Match[str]]
+_WithArgs = Callable[[str, _Spans], Command]
 
-COMMAND_WORDS: frozenset[str] = frozenset(_SIMPLE) | _WITH_ARGS
+
+def _words(parse: Callable[[str, list[str]], Command]) -> _WithArgs:
+    """A command's parser that takes its arguments as words rather than as spans."""
+    return lambda line, spans: parse(line, [m.group() for m in spans])
+
+
+def _parse_register(line: str, spans: _Spans) -> Register:
+    return Register(line[spans[0].start() :] if spans else "")
+
+
+# Commands with arguments: each parser gets the stripped line and the spans after the word.
+_WITH_ARGS: dict[str, _WithArgs] = {
+    "debug": _words(_parse_debug),
+    "setoption": _parse_setoption,
+    "register": _parse_register,
+    "position": _words(_parse_position),
+    "go": _words(_parse_go),
+    "perft": _words(_parse_perft),
+    "bench": _words(_parse_bench),
+}
+
+COMMAND_WORDS: frozenset[str] = frozenset(_SIMPLE) | frozenset(_WITH_ARGS)
 """Every word :func:`parse_command` recognises as a command."""
 
 _EMPTY = Empty()
@@ -418,21 +458,7 @@ def parse_command(line: str) -> Command:
         simple = _SIMPLE.get(word)
         if simple is not None:
             return simple()
-        if word not in _WITH_ARGS:
-            continue
-        rest = spans[index + 1 :]
-        args = [m.group() for m in rest]
-        if word == "go":
-            return _parse_go(stripped, args)
-        if word == "position":
-            return _parse_position(stripped, args)
-        if word == "setoption":
-            return _parse_setoption(stripped, rest)
-        if word == "debug":
-            return _parse_debug(stripped, args)
-        if word == "perft":
-            return _parse_perft(stripped, args)
-        if word == "bench":
-            return _parse_bench(stripped, args)
-        return Register(stripped[rest[0].start() :] if rest else "")
+        with_args = _WITH_ARGS.get(word)
+        if with_args is not None:
+            return with_args(stripped, spans[index + 1 :])
     return Unknown(stripped)

@@ -141,10 +141,28 @@ def build_job(*, fen: str | None = None, moves: tuple[str, ...] = (),
 
 
 def parse_bestmove(line: str) -> tuple[str | None, str | None]:
-    tokens = line.split()
-    best = tokens[1] if len(tokens) > 1 else None
-    ponder = tokens[3] if len(tokens) > 3 and tokens[2] == "ponder" else None
-    return best, ponder
+    match line.split():
+        case [_, best, "ponder", ponder, *_]:
+            return best, ponder
+        case [_, best, *_]:
+            return best, None
+        case _:
+            return None, None
+
+
+def _answer(pending: _Pending, status: ReplyStatus, lines: list[str],
+            sender: str | None) -> Answer:
+    """The answer to a job whose terminal reply (``status``, its ``lines``) has arrived."""
+    best = ponder = None
+    if status is ReplyStatus.DONE:
+        for line in reversed(lines):
+            if line.startswith("bestmove"):
+                best, ponder = parse_bestmove(line)
+                break
+    return Answer(
+        lines=tuple(pending.lines), bestmove=best, ponder=ponder, worker=sender,
+        error=status is ReplyStatus.ERROR, sends=pending.sends,
+    )
 
 
 class AskClient:
@@ -424,16 +442,7 @@ class AskClient:
             if pending.on_line is not None:
                 pending.on_line(line)
         if status is not None and status.terminal:
-            best = ponder = None
-            if status is ReplyStatus.DONE:
-                for line in reversed(lines):
-                    if line.startswith("bestmove"):
-                        best, ponder = parse_bestmove(line)
-                        break
-            pending.answer.set_result(Answer(
-                lines=tuple(pending.lines), bestmove=best, ponder=ponder, worker=sender,
-                error=status is ReplyStatus.ERROR, sends=pending.sends,
-            ))
+            pending.answer.set_result(_answer(pending, status, lines, sender))
         elif status is ReplyStatus.ACCEPTED and sender is not None:
             log.debug("job %s accepted by %s", pending.correlation.hex()[:8], sender)
             if pending.on_accepted is not None:

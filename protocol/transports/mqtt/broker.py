@@ -21,6 +21,10 @@ from protocol.transports.mqtt.errors import MqttConfigError
 
 MQTT_PORT = 1883
 MQTTS_PORT = 8883
+_MAX_PORT = 65535
+"""The highest TCP port number (ports are 16-bit)."""
+_MIN_KEEPALIVE_S = 5
+"""The shortest keep-alive accepted, in seconds."""
 
 PAHO_LOGGER = "protocol.transports.mqtt.worker.paho"
 """paho-mqtt's log goes here, below the worker's logger, so ``brudno mqtt``'s log level
@@ -53,9 +57,9 @@ class BrokerSettings:
         return f"{'mqtts' if self.tls else 'mqtt'}://{host}:{self.port}"
 
     def check(self) -> None:
-        if not 0 < self.port < 65536:
+        if not 0 < self.port <= _MAX_PORT:
             raise MqttConfigError(f"broker port {self.port} out of range 1..65535")
-        if self.keepalive_s < 5:
+        if self.keepalive_s < _MIN_KEEPALIVE_S:
             raise MqttConfigError("keep-alive must be at least 5 seconds")
         if self.password is not None and self.username is None:
             raise MqttConfigError("a password needs a user name (--username)")

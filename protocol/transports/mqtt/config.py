@@ -27,6 +27,9 @@ from protocol.uci.workers import ProcessRunner
 
 _ID_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
+_MAX_CONCURRENCY = 65535
+"""The concurrency is sent as MQTT 5's Receive Maximum, a two-byte integer."""
+
 
 def default_worker_id() -> str:
     """``<host>-<pid>``: unique per process on a machine, and per container (where the host
@@ -83,7 +86,7 @@ class WorkerConfig:
         check_topic_prefix(self.prefix)
         check_topic_level("group", self.group)
         check_topic_level("worker id", self.worker_id)
-        if not 1 <= self.concurrency <= 65535:
+        if not 1 <= self.concurrency <= _MAX_CONCURRENCY:
             raise MqttConfigError("concurrency must be in 1..65535")
         if self.session_expiry_s < 0:
             raise MqttConfigError("session expiry must not be negative")

@@ -82,15 +82,7 @@ def parse_job(payload: bytes, game: str) -> Job:
     comes from the topic; a job may repeat it but not contradict it.  Whether positions and
     moves are legal is for the session to say when the job runs.
     """
-    if game not in GAMES:
-        known = ", ".join(sorted(GAMES))
-        raise JobError(f"unknown game; this worker plays {known}", game)
-    if len(payload) > MAX_JOB_BYTES:
-        raise JobError("job too long", f"{len(payload)} bytes, limit {MAX_JOB_BYTES}")
-    try:
-        text = payload.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise JobError("the job is not UTF-8 text", repr(payload[:40])) from exc
+    text = _job_text(payload, game)
     setup: list[str] = []
     go: tuple[str, Limits] | None = None
     new_game = False
@@ -105,22 +97,12 @@ def parse_job(payload: bytes, game: str) -> Job:
             case cmd.UciNewGame():
                 new_game = True
             case cmd.SetOption(name=name, value=value):
-                if name.casefold() == "uci_variant":
-                    if (value or "").strip().casefold() != game.casefold():
-                        raise JobError(f"UCI_Variant comes from the topic ({game})", line)
-                    continue
-                setup.append(line)
+                if not _repeats_variant(name, value, game, line):
+                    setup.append(line)
             case cmd.Position():
                 setup.append(line)
             case cmd.Go(limits=limits, errors=errors):
-                if errors:
-                    raise JobError(errors[0], line)
-                if limits.waits_for_stop:
-                    raise JobError("go infinite/ponder waits for a stop a job cannot send",
-                                   line)
-                if not (limits.is_timed or limits.depth or limits.nodes or limits.mate):
-                    raise JobError("go needs a limit (depth, nodes, movetime, mate or a clock)",
-                                   line)
+                _check_go(limits, errors, line)
                 go = (line, limits)
             case cmd.Invalid(reason=reason):
                 raise JobError(reason, line)
@@ -131,6 +113,41 @@ def parse_job(payload: bytes, game: str) -> Job:
     if go is None:
         raise JobError("the job has no go command", printable(text, 80) or "empty payload")
     return Job(game, tuple(setup), go[0], go[1], new_game)
+
+
+def _job_text(payload: bytes, game: str) -> str:
+    """The text of a job for a known ``game`` and of an acceptable size, else JobError."""
+    if game not in GAMES:
+        known = ", ".join(sorted(GAMES))
+        raise JobError(f"unknown game; this worker plays {known}", game)
+    if len(payload) > MAX_JOB_BYTES:
+        raise JobError("job too long", f"{len(payload)} bytes, limit {MAX_JOB_BYTES}")
+    try:
+        return payload.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JobError("the job is not UTF-8 text", repr(payload[:40])) from exc
+
+
+def _repeats_variant(name: str, value: str | None, game: str, line: str) -> bool:
+    """Whether a ``setoption`` sets ``UCI_Variant`` to the topic's ``game`` (JobError if it
+    sets it to another); such a line is dropped from the job."""
+    if name.casefold() != "uci_variant":
+        return False
+    if (value or "").strip().casefold() != game.casefold():
+        raise JobError(f"UCI_Variant comes from the topic ({game})", line)
+    return True
+
+
+def _check_go(limits: Limits, errors: tuple[str, ...], line: str) -> None:
+    """Raise JobError unless the job's ``go`` parsed cleanly and ends the search by itself."""
+    if errors:
+        raise JobError(errors[0], line)
+    if limits.waits_for_stop:
+        raise JobError("go infinite/ponder waits for a stop a job cannot send",
+                       line)
+    if not (limits.is_timed or limits.depth or limits.nodes or limits.mate):
+        raise JobError("go needs a limit (depth, nodes, movetime, mate or a clock)",
+                       line)
 
 
 def internal_error_line(incident: str, job: Job) -> str:

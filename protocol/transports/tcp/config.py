@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from protocol.transports.tcp.wire import DEFAULT_PORT
+from protocol.transports.tcp.wire import DEFAULT_PORT, MAX_PORT
 from protocol.uci.options import EvalFileAccess
 from protocol.uci.runner import SearchRunner
 from protocol.uci.session import MAX_LINE_LENGTH
@@ -83,7 +83,7 @@ class ServerConfig:
             raise ServerConfigError("the token must not contain whitespace")
         if self.token is None and not is_loopback(self.host):
             raise TokenRequiredError(f"binding to {self.host!r} (not loopback) requires a token")
-        if not 0 <= self.port <= 65535:
+        if not 0 <= self.port <= MAX_PORT:
             raise ServerConfigError(f"port {self.port} out of range 0..65535")
         for name in (
             "max_sessions",

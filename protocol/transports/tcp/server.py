@@ -307,7 +307,7 @@ class Connection:
             return f"{item.value} before authenticating"
         self.lines_in += 1
         words = item.split(None, 1)
-        given = words[1].strip() if len(words) == 2 and words[0] == AUTH_COMMAND else ""
+        given = words[1].strip() if words[1:] and words[0] == AUTH_COMMAND else ""
         if hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8")):
             _event("auth_ok", self.sid, peer=self.peer)
             return None

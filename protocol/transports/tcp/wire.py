@@ -9,6 +9,9 @@ from __future__ import annotations
 
 DEFAULT_PORT = 4000
 
+MAX_PORT = 65535
+"""The highest TCP port number (ports are 16-bit)."""
+
 AUTH_COMMAND = "auth"
 """The first line a token server expects: ``auth <token>``."""
 
