@@ -97,8 +97,10 @@ def run_set(
             wrong += 1
             print(f"{name}: {moves} solved {score}, expected {want}", file=sys.stderr)
         if index % 50 == 0:
-            print(f"{name}: {index}/{len(cases)} ({time.perf_counter() - started:.0f} s)",
-                  file=sys.stderr)
+            print(
+                f"{name}: {index}/{len(cases)} ({time.perf_counter() - started:.0f} s)",
+                file=sys.stderr,
+            )
     mean_nodes = nodes / solved if solved else 0.0
     mean_ms = seconds * 1000.0 / solved if solved else 0.0
     knps = nodes / seconds / 1000.0 if seconds else 0.0

@@ -44,8 +44,26 @@ MOVES = ("e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6", "zz", "e2e5", "0000", "
 QUEUE_FULL = "already wait for the search"
 """The engine's refusal when its command queue is full (a search that waits for ``stop``
 while the script keeps sending)."""
-WORDS = ("go", "position", "setoption", "name", "value", "stop", "isready", "depth", "moves",
-         "fen", "startpos", "infinite", "ponder", "perft", "uci", "debug", "Hash", "MultiPV")
+WORDS = (
+    "go",
+    "position",
+    "setoption",
+    "name",
+    "value",
+    "stop",
+    "isready",
+    "depth",
+    "moves",
+    "fen",
+    "startpos",
+    "infinite",
+    "ponder",
+    "perft",
+    "uci",
+    "debug",
+    "Hash",
+    "MultiPV",
+)
 
 
 class LineMaker:
@@ -57,8 +75,17 @@ class LineMaker:
 
     def number(self) -> str:
         r = self.rng
-        return r.choice([str(r.randint(-5, 60)), "9" * r.choice((20, 400)), "abc", "", "1e3",
-                         "-" + "9" * 30, "٣"])
+        return r.choice(
+            [
+                str(r.randint(-5, 60)),
+                "9" * r.choice((20, 400)),
+                "abc",
+                "",
+                "1e3",
+                "-" + "9" * 30,
+                "٣",
+            ]
+        )
 
     def fen(self) -> str:
         fen = self.rng.choice(FENS)
@@ -103,12 +130,36 @@ class LineMaker:
             base = "startpos" if r.random() < 0.5 else f"fen {self.fen()}"
             return f"position {base}" + (f" moves {moves}" if moves else "")
         if kind < 0.45:
-            name = r.choice(["Hash", "MultiPV", "Move Overhead", "UCI_Chess960", "Clear Hash",
-                             "Threads", "Nope", "UCI_ShowWDL"])
+            name = r.choice(
+                [
+                    "Hash",
+                    "MultiPV",
+                    "Move Overhead",
+                    "UCI_Chess960",
+                    "Clear Hash",
+                    "Threads",
+                    "Nope",
+                    "UCI_ShowWDL",
+                ]
+            )
             return f"setoption name {name} value {self.number()}"
         if kind < 0.6:
-            return r.choice(["isready", "stop", "ponderhit", "ucinewgame", "d", "eval", "uci",
-                             "perft 2", "go perft 1", "debug on", "debug off", ""])
+            return r.choice(
+                [
+                    "isready",
+                    "stop",
+                    "ponderhit",
+                    "ucinewgame",
+                    "d",
+                    "eval",
+                    "uci",
+                    "perft 2",
+                    "go perft 1",
+                    "debug on",
+                    "debug off",
+                    "",
+                ]
+            )
         if kind < 0.75:
             return " ".join(r.choice(WORDS) for _ in range(r.randint(1, 8)))
         if kind < 0.9:
@@ -124,8 +175,14 @@ def needs_stop(go: cmd.Go) -> bool:
     limits = go.limits
     bounded = any(
         value is not None
-        for value in (limits.movetime, limits.depth, limits.nodes, limits.mate, limits.wtime,
-                      limits.btime)
+        for value in (
+            limits.movetime,
+            limits.depth,
+            limits.nodes,
+            limits.mate,
+            limits.wtime,
+            limits.btime,
+        )
     )
     return limits.waits_for_stop or (not bounded and not go.errors)
 
@@ -259,8 +316,11 @@ async def run(args: argparse.Namespace) -> Tally:
     command = shlex.split(args.engine)
     while tally.lines < args.lines:
         proc = await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, limit=1 << 22,
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            limit=1 << 22,
         )
         tally.processes += 1
         engine = Engine(proc, tally, args.hang_s)
@@ -305,8 +365,7 @@ async def run(args: argparse.Namespace) -> Tally:
         await reader
         stderr = await errors
         tally.tracebacks += stderr.count(b"Traceback")
-        print(f"{tally.lines} lines, {tally.processes} processes, {tally.gos} go",
-              file=sys.stderr)
+        print(f"{tally.lines} lines, {tally.processes} processes, {tally.gos} go", file=sys.stderr)
     return tally
 
 
@@ -325,8 +384,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--engine", default="brudno")
     parser.add_argument("--batch", type=int, default=50, help="lines between sync points")
-    parser.add_argument("--per-process", type=int, default=5000,
-                        help="lines before the process is told to quit and a new one starts")
+    parser.add_argument(
+        "--per-process",
+        type=int,
+        default=5000,
+        help="lines before the process is told to quit and a new one starts",
+    )
     parser.add_argument("--hang-s", type=float, default=20.0)
     parser.add_argument(
         "--no-settle",

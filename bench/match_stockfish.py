@@ -189,7 +189,11 @@ def main() -> int:
     parser.add_argument("--find-elo", action="store_true", help="ladder toward 50%%")
     parser.add_argument("--steps", type=int, default=3, help="matches in the ladder")
     parser.add_argument(
-        "--known", action="append", default=[], metavar="ELO:DIFF:MARGIN", type=known_step,
+        "--known",
+        action="append",
+        default=[],
+        metavar="ELO:DIFF:MARGIN",
+        type=known_step,
         help="a ladder match already played (setting, Brudno's difference, half its 95%% "
         "interval): continue a ladder from it instead of replaying it",
     )

@@ -66,10 +66,12 @@ class Result:
 
     def line(self) -> str:
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-        return (f"workers={self.workers} jobs={self.jobs} nodes={self.nodes} "
-                f"seconds={self.seconds:.2f} jobs_per_s={self.rate:.2f} "
-                f"per_worker={self.spread} cores_used={self.cpu_seconds / self.seconds:.2f} "
-                f"foreign_cores={self.foreign_seconds / self.seconds:.2f} load1={load:.1f}")
+        return (
+            f"workers={self.workers} jobs={self.jobs} nodes={self.nodes} "
+            f"seconds={self.seconds:.2f} jobs_per_s={self.rate:.2f} "
+            f"per_worker={self.spread} cores_used={self.cpu_seconds / self.seconds:.2f} "
+            f"foreign_cores={self.foreign_seconds / self.seconds:.2f} load1={load:.1f}"
+        )
 
 
 def machine_busy_seconds() -> float:
@@ -130,8 +132,10 @@ def positions(count: int, seed: int) -> list[str]:
 
 
 def brudno_command() -> list[str]:
-    for candidate in (Path(sysconfig.get_path("scripts")) / "brudno",
-                      Path(sys.executable).parent / "brudno"):
+    for candidate in (
+        Path(sysconfig.get_path("scripts")) / "brudno",
+        Path(sys.executable).parent / "brudno",
+    ):
         if candidate.exists():
             return [str(candidate)]
     found = shutil.which("brudno")
@@ -148,15 +152,23 @@ class Broker:
             sock.bind(("127.0.0.1", 0))
             self.port = int(sock.getsockname()[1])
         config = workdir / "mosquitto.conf"
-        lines = [f"listener {self.port} 127.0.0.1", "allow_anonymous true",
-                 "persistence false", "max_queued_messages 100000", "log_type error"]
+        lines = [
+            f"listener {self.port} 127.0.0.1",
+            "allow_anonymous true",
+            "persistence false",
+            "max_queued_messages 100000",
+            "log_type error",
+        ]
         if os.geteuid() == 0:
             lines.append("user root")
         config.write_text("\n".join(lines) + "\n", encoding="utf-8")
         binary = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
-        self.process = subprocess.Popen([binary, "-c", str(config)],
-                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            [binary, "-c", str(config)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:
@@ -172,37 +184,66 @@ class Broker:
         self.process.wait(timeout=10)
 
 
-async def measure(settings: BrokerSettings, brudno: list[str], *, workers: int, jobs: int,
-                  nodes: int, fens: list[str], logdir: Path, broker_pid: int | None) -> Result:
+async def measure(
+    settings: BrokerSettings,
+    brudno: list[str],
+    *,
+    workers: int,
+    jobs: int,
+    nodes: int,
+    fens: list[str],
+    logdir: Path,
+    broker_pid: int | None,
+) -> Result:
     prefix = f"bench-{os.getpid()}-{workers}"
     procs = []
     for n in range(workers):
         log = open(logdir / f"worker-{workers}-{n}.log", "wb")  # noqa: SIM115
-        procs.append((subprocess.Popen(
-            [*brudno, "mqtt", "--broker", settings.url, "--prefix", prefix,
-             "--id", f"bench-{n}", "--concurrency", "1"],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-        ), log))
+        procs.append(
+            (
+                subprocess.Popen(
+                    [
+                        *brudno,
+                        "mqtt",
+                        "--broker",
+                        settings.url,
+                        "--prefix",
+                        prefix,
+                        "--id",
+                        f"bench-{n}",
+                        "--concurrency",
+                        "1",
+                    ],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
+                ),
+                log,
+            )
+        )
     try:
         async with AskClient(settings, prefix=prefix) as client:
             await client.wait_workers(workers, START_TIMEOUT_S)
-            warm = [client.ask("chess", f"position fen {fen}\ngo nodes 200", timeout=120)
-                    for fen in fens[: 2 * workers]]
+            warm = [
+                client.ask("chess", f"position fen {fen}\ngo nodes 200", timeout=120)
+                for fen in fens[: 2 * workers]
+            ]
             await asyncio.gather(*warm)
-            batch = fens[2 * workers: 2 * workers + jobs]
+            batch = fens[2 * workers : 2 * workers + jobs]
             pids = [proc.pid for proc, _ in procs]
             own = [os.getpid(), *([broker_pid] if broker_pid is not None else [])]
             cpu_before = tree_cpu_seconds(pids)
             others_before = machine_busy_seconds() - cpu_before - tree_cpu_seconds(own)
             started = time.perf_counter()
-            answers = await asyncio.gather(*(
-                client.ask("chess", f"position fen {fen}\ngo nodes {nodes}", timeout=600)
-                for fen in batch
-            ))
+            answers = await asyncio.gather(
+                *(
+                    client.ask("chess", f"position fen {fen}\ngo nodes {nodes}", timeout=600)
+                    for fen in batch
+                )
+            )
             seconds = time.perf_counter() - started
             cpu_after = tree_cpu_seconds(pids)
-            others = (machine_busy_seconds() - cpu_after - tree_cpu_seconds(own)
-                      - others_before)
+            others = machine_busy_seconds() - cpu_after - tree_cpu_seconds(own) - others_before
             cpu = cpu_after - cpu_before
         bad = [a for a in answers if a.error or a.bestmove is None]
         if bad:
@@ -237,9 +278,16 @@ async def main_async(args: argparse.Namespace) -> int:
         try:
             results = []
             for workers in args.workers:
-                result = await measure(settings, brudno, workers=workers, jobs=args.jobs,
-                                       nodes=args.nodes, fens=fens, logdir=workdir,
-                                       broker_pid=broker.process.pid if broker else None)
+                result = await measure(
+                    settings,
+                    brudno,
+                    workers=workers,
+                    jobs=args.jobs,
+                    nodes=args.nodes,
+                    fens=fens,
+                    logdir=workdir,
+                    broker_pid=broker.process.pid if broker else None,
+                )
                 print(result.line(), flush=True)
                 results.append(result)
         finally:
@@ -248,20 +296,29 @@ async def main_async(args: argparse.Namespace) -> int:
     if args.table:
         base = results[0].rate
         print()
-        print(f"| workers | jobs/s (go nodes {args.nodes}) | vs. {results[0].workers} | "
-              "jobs per worker | cores used | other load (cores) |")
+        print(
+            f"| workers | jobs/s (go nodes {args.nodes}) | vs. {results[0].workers} | "
+            "jobs per worker | cores used | other load (cores) |"
+        )
         print("|---:|---:|---:|:---|---:|---:|")
         for result in results:
-            print(f"| {result.workers} | {result.rate:.2f} | {result.rate / base:.2f}x | "
-                  f"{result.spread} | {result.cpu_seconds / result.seconds:.2f} | "
-                  f"{result.foreign_seconds / result.seconds:.2f} |")
+            print(
+                f"| {result.workers} | {result.rate:.2f} | {result.rate / base:.2f}x | "
+                f"{result.spread} | {result.cpu_seconds / result.seconds:.2f} | "
+                f"{result.foreign_seconds / result.seconds:.2f} |"
+            )
     return 0
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4],
-                        help="worker counts to measure (default: 1 2 4)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[1, 2, 4],
+        help="worker counts to measure (default: 1 2 4)",
+    )
     parser.add_argument("--jobs", type=int, default=60, help="jobs per measurement")
     parser.add_argument("--nodes", type=int, default=2000, help="nodes per job (go nodes)")
     parser.add_argument("--seed", type=int, default=5, help="seed of the positions")

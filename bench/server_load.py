@@ -145,8 +145,7 @@ async def throughput(sessions: list[Session], nodes: int, seconds: float, result
         done = 0
         while time.perf_counter() < deadline:
             position = POSITIONS[(index + done) % len(POSITIONS)]
-            await asyncio.wait_for(session.go(f"position {position}", f"go nodes {nodes}"),
-                                   HANG_S)
+            await asyncio.wait_for(session.go(f"position {position}", f"go nodes {nodes}"), HANG_S)
             done += 1
         return done
 
@@ -155,8 +154,9 @@ async def throughput(sessions: list[Session], nodes: int, seconds: float, result
     result.seconds = time.perf_counter() - started
 
 
-async def latency(sessions: list[Session], movetime: int, rounds: int, probe_ms: float,
-                  result: Result) -> None:
+async def latency(
+    sessions: list[Session], movetime: int, rounds: int, probe_ms: float, result: Result
+) -> None:
     async def loop(index: int, session: Session) -> None:
         rng = random.Random(index)
         for number in range(rounds):
@@ -187,8 +187,9 @@ async def stopping(sessions: list[Session], rounds: int, result: Result) -> None
     await asyncio.gather(*(loop(i, s) for i, s in enumerate(sessions)))
 
 
-async def measure(host: str, port: int, token: str | None, count: int,
-                  args: argparse.Namespace) -> Result:
+async def measure(
+    host: str, port: int, token: str | None, count: int, args: argparse.Namespace
+) -> Result:
     sessions = await asyncio.gather(*(Session.open(host, port, token) for _ in range(count)))
     try:
         # Warm up: the first search of a session starts its worker process.
@@ -245,9 +246,18 @@ async def start_server(max_sessions: int) -> tuple[asyncio.subprocess.Process, i
     may still be closing when the next count starts."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRUDNO_TOKEN")}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "brudno", "serve", "--port", "0",
-        "--max-sessions", str(max_sessions), "--max-memory-mb", str(16 * max_sessions),
-        stderr=asyncio.subprocess.PIPE, env=env,
+        sys.executable,
+        "-m",
+        "brudno",
+        "serve",
+        "--port",
+        "0",
+        "--max-sessions",
+        str(max_sessions),
+        "--max-memory-mb",
+        str(16 * max_sessions),
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
     )
     assert proc.stderr is not None
     while True:
@@ -270,8 +280,10 @@ async def main(args: argparse.Namespace) -> int:
         assert proc.stderr is not None
         drain = asyncio.create_task(proc.stderr.read())  # keep its log pipe flowing
     token = (args.token or os.environ.get("BRUDNO_TOKEN")) if args.connect else None
-    print(f"# cpus={os.cpu_count()} load={os.getloadavg()[0]:.2f} python={sys.version.split()[0]}",
-          flush=True)
+    print(
+        f"# cpus={os.cpu_count()} load={os.getloadavg()[0]:.2f} python={sys.version.split()[0]}",
+        flush=True,
+    )
     results = []
     try:
         for count in args.sessions:
@@ -296,14 +308,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--nodes", type=int, default=2000, help="nodes per throughput search")
     parser.add_argument("--seconds", type=float, default=6.0, help="throughput phase length")
     parser.add_argument("--movetime", type=int, default=300, help="T of the latency phase (ms)")
-    parser.add_argument("--samples", type=int, default=24,
-                        help="movetime searches per session count (at least --min-rounds "
-                        "per session)")
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=24,
+        help="movetime searches per session count (at least --min-rounds per session)",
+    )
     parser.add_argument("--min-rounds", type=int, default=4)
-    parser.add_argument("--probe-ms", type=float, default=50.0,
-                        help="isready probe interval per session (at least)")
-    parser.add_argument("--probe-rate", type=float, default=160.0,
-                        help="isready probes per second, all sessions together (at most)")
+    parser.add_argument(
+        "--probe-ms", type=float, default=50.0, help="isready probe interval per session (at least)"
+    )
+    parser.add_argument(
+        "--probe-rate",
+        type=float,
+        default=160.0,
+        help="isready probes per second, all sessions together (at most)",
+    )
     parser.add_argument("--connect", metavar="HOST:PORT", help="use a running server")
     parser.add_argument("--token", help="its token (default: $BRUDNO_TOKEN)")
     parser.add_argument("--table", action="store_true", help="also print a Markdown table")

@@ -38,9 +38,7 @@ class LinearEvaluator:
     def from_json(cls, path: Path) -> LinearEvaluator:
         """Load a flat ``{"feature": weight}`` JSON object."""
         data = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict) or not all(
-            isinstance(v, int | float) for v in data.values()
-        ):
+        if not isinstance(data, dict) or not all(isinstance(v, int | float) for v in data.values()):
             raise ValueError(f"{path}: expected a JSON object of feature weights")
         return cls(data)
 

@@ -37,9 +37,7 @@ class Limits:
     @property
     def is_timed(self) -> bool:
         """True when a clock or a fixed move time bounds the search."""
-        return (
-            self.movetime is not None or self.wtime is not None or self.btime is not None
-        )
+        return self.movetime is not None or self.wtime is not None or self.btime is not None
 
     @property
     def waits_for_stop(self) -> bool:

@@ -257,11 +257,7 @@ class TranspositionTable:
         old = data[i]
         if keys[i] == key and old:
             old_depth = (old >> _SHIFT_DEPTH) & 0xFF
-            if (
-                bound != EXACT
-                and old_depth > depth + 2
-                and (old >> _SHIFT_GEN) & 0xFF == gen
-            ):
+            if bound != EXACT and old_depth > depth + 2 and (old >> _SHIFT_GEN) & 0xFF == gen:
                 return
             if not mid:
                 mid = old >> _SHIFT_MOVE
@@ -272,8 +268,9 @@ class TranspositionTable:
                 not old
                 or (old >> _SHIFT_GEN) & 0xFF != gen
                 or depth >= old_depth
-                or (bound == EXACT and (old >> _SHIFT_BOUND) & 3 != EXACT
-                    and depth + 2 >= old_depth)
+                or (
+                    bound == EXACT and (old >> _SHIFT_BOUND) & 3 != EXACT and depth + 2 >= old_depth
+                )
             )
             if keys[j] == key and data[j]:
                 if not mid:

@@ -373,9 +373,7 @@ class Grundy:
 
 
 _DEFAULT_EVALUATOR: Final = LinearEvaluator(DEFAULT_WEIGHTS)
-_MOVE_RE: Final = re.compile(
-    r"(?P<heap>[0-9]+)(?:=(?P<a>[0-9]+)\+(?P<b>[0-9]+)|-(?P<part>[0-9]+))"
-)
+_MOVE_RE: Final = re.compile(r"(?P<heap>[0-9]+)(?:=(?P<a>[0-9]+)\+(?P<b>[0-9]+)|-(?P<part>[0-9]+))")
 _HEAPS_RE: Final = re.compile(r"[0-9]+(?:/[0-9]+)*")
 _COUNTER_RE: Final = re.compile(r"[0-9]+")
 _FEN_FIELDS: Final = 3

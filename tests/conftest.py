@@ -40,6 +40,7 @@ def brudno() -> list[str]:
 
 # -- MQTT: a real Mosquitto broker (tests/support/mosquitto_fixture.py) --------------------
 
+
 @pytest.fixture(scope="session")
 def mosquitto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
     """One broker for the whole test session (tests keep apart by topic prefix)."""

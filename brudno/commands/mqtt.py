@@ -62,27 +62,50 @@ def add_broker_arguments(parser: argparse.ArgumentParser) -> None:
     """The broker options shared by ``brudno mqtt`` and ``brudno mqtt-ask``."""
     group = parser.add_argument_group("broker")
     group.add_argument(
-        "--broker", default=os.environ.get(BROKER_ENV, "mqtt://127.0.0.1:1883"), metavar="URL",
+        "--broker",
+        default=os.environ.get(BROKER_ENV, "mqtt://127.0.0.1:1883"),
+        metavar="URL",
         help=f"mqtt://HOST:PORT, or mqtts://HOST:PORT for TLS (default ${BROKER_ENV} or "
         "%(default)s)",
     )
     group.add_argument("--username", help="user name to log in with")
     group.add_argument(
-        "--password-env", metavar="VAR",
+        "--password-env",
+        metavar="VAR",
         help=f"environment variable holding the password (default {PASSWORD_ENV}, when set)",
     )
-    group.add_argument("--password-file", type=Path, metavar="FILE",
-                       help="read the password from this file (e.g. a container secret)")
+    group.add_argument(
+        "--password-file",
+        type=Path,
+        metavar="FILE",
+        help="read the password from this file (e.g. a container secret)",
+    )
     group.add_argument("--tls", action="store_true", help="connect with TLS (as mqtts://)")
-    group.add_argument("--cafile", type=Path, metavar="FILE",
-                       help="CA certificates to verify the broker with (default: system CAs)")
-    group.add_argument("--certfile", type=Path, metavar="FILE",
-                       help="client certificate (PEM) for brokers that require one")
-    group.add_argument("--keyfile", type=Path, metavar="FILE",
-                       help="private key of --certfile, if not in the same file")
-    group.add_argument("--keepalive", type=int, default=30, metavar="SECONDS",
-                       help="MQTT keep-alive; a dead peer is noticed after ~1.5x this "
-                       "(default %(default)s)")
+    group.add_argument(
+        "--cafile",
+        type=Path,
+        metavar="FILE",
+        help="CA certificates to verify the broker with (default: system CAs)",
+    )
+    group.add_argument(
+        "--certfile",
+        type=Path,
+        metavar="FILE",
+        help="client certificate (PEM) for brokers that require one",
+    )
+    group.add_argument(
+        "--keyfile",
+        type=Path,
+        metavar="FILE",
+        help="private key of --certfile, if not in the same file",
+    )
+    group.add_argument(
+        "--keepalive",
+        type=int,
+        default=30,
+        metavar="SECONDS",
+        help="MQTT keep-alive; a dead peer is noticed after ~1.5x this (default %(default)s)",
+    )
 
 
 def broker_from_args(args: argparse.Namespace) -> BrokerSettings:
@@ -123,41 +146,91 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_broker_arguments(parser)
     defaults = WorkerConfig(worker_id="x")
     group = parser.add_argument_group("worker")
-    group.add_argument("--prefix", default=defaults.prefix,
-                       help="topic prefix: jobs on PREFIX/jobs/<game> (default %(default)s)")
-    group.add_argument("--group", default=defaults.group,
-                       help="shared-subscription group; workers of one group share the jobs "
-                       "(default %(default)s)")
-    group.add_argument("--concurrency", type=positive_int, default=defaults.concurrency,
-                       metavar="N", help="jobs searched at once, one process each (default "
-                       "%(default)s; use at most the cores this worker may use)")
-    group.add_argument("--backlog", type=int, default=defaults.backlog, metavar="N",
-                       help="QoS 0 jobs held waiting for a free slot; more are dropped "
-                       "(QoS 1 jobs never are: the broker holds them back) (default "
-                       "%(default)s)")
-    group.add_argument("--id", dest="worker_id", metavar="ID",
-                       help="worker id: MQTT client id and presence topic (default "
-                       "HOSTNAME-PID); keep it stable with --session-expiry")
-    group.add_argument("--session-expiry", type=int, default=defaults.session_expiry_s,
-                       metavar="SECONDS", help="keep the MQTT session (subscription and "
-                       "unacknowledged jobs) this long after a disconnect (default "
-                       "%(default)s: none)")
-    group.add_argument("--max-job-seconds", type=float, default=defaults.max_job_s,
-                       metavar="SECONDS", help="stop searches running longer than this "
-                       "(default %(default)s)")
-    group.add_argument("--max-hash", type=positive_int, default=defaults.max_hash_mb,
-                       metavar="MIB", help="largest Hash a job may set (default %(default)s)")
-    group.add_argument("--reconnect-max", type=float, default=defaults.reconnect_max_s,
-                       metavar="SECONDS", help="longest wait between reconnection attempts "
-                       "(default %(default)s)")
-    group.add_argument("--shutdown-timeout", type=float, default=defaults.shutdown_timeout_s,
-                       metavar="SECONDS", help="on SIGTERM/SIGINT, time running jobs get "
-                       "before they are stopped (default %(default)s)")
-    group.add_argument("--status-file", type=Path, metavar="FILE",
-                       help="keep 'online' or 'offline' in this file, for health checks")
-    group.add_argument("--eval-file-dir", type=Path, metavar="DIR",
-                       help="jobs may load EvalFile weights from the files in DIR, and no "
-                       "others (default: EvalFile refuses every file)")
+    group.add_argument(
+        "--prefix",
+        default=defaults.prefix,
+        help="topic prefix: jobs on PREFIX/jobs/<game> (default %(default)s)",
+    )
+    group.add_argument(
+        "--group",
+        default=defaults.group,
+        help="shared-subscription group; workers of one group share the jobs (default %(default)s)",
+    )
+    group.add_argument(
+        "--concurrency",
+        type=positive_int,
+        default=defaults.concurrency,
+        metavar="N",
+        help="jobs searched at once, one process each (default "
+        "%(default)s; use at most the cores this worker may use)",
+    )
+    group.add_argument(
+        "--backlog",
+        type=int,
+        default=defaults.backlog,
+        metavar="N",
+        help="QoS 0 jobs held waiting for a free slot; more are dropped "
+        "(QoS 1 jobs never are: the broker holds them back) (default "
+        "%(default)s)",
+    )
+    group.add_argument(
+        "--id",
+        dest="worker_id",
+        metavar="ID",
+        help="worker id: MQTT client id and presence topic (default "
+        "HOSTNAME-PID); keep it stable with --session-expiry",
+    )
+    group.add_argument(
+        "--session-expiry",
+        type=int,
+        default=defaults.session_expiry_s,
+        metavar="SECONDS",
+        help="keep the MQTT session (subscription and "
+        "unacknowledged jobs) this long after a disconnect (default "
+        "%(default)s: none)",
+    )
+    group.add_argument(
+        "--max-job-seconds",
+        type=float,
+        default=defaults.max_job_s,
+        metavar="SECONDS",
+        help="stop searches running longer than this (default %(default)s)",
+    )
+    group.add_argument(
+        "--max-hash",
+        type=positive_int,
+        default=defaults.max_hash_mb,
+        metavar="MIB",
+        help="largest Hash a job may set (default %(default)s)",
+    )
+    group.add_argument(
+        "--reconnect-max",
+        type=float,
+        default=defaults.reconnect_max_s,
+        metavar="SECONDS",
+        help="longest wait between reconnection attempts (default %(default)s)",
+    )
+    group.add_argument(
+        "--shutdown-timeout",
+        type=float,
+        default=defaults.shutdown_timeout_s,
+        metavar="SECONDS",
+        help="on SIGTERM/SIGINT, time running jobs get "
+        "before they are stopped (default %(default)s)",
+    )
+    group.add_argument(
+        "--status-file",
+        type=Path,
+        metavar="FILE",
+        help="keep 'online' or 'offline' in this file, for health checks",
+    )
+    group.add_argument(
+        "--eval-file-dir",
+        type=Path,
+        metavar="DIR",
+        help="jobs may load EvalFile weights from the files in DIR, and no "
+        "others (default: EvalFile refuses every file)",
+    )
 
 
 def worker_config(args: argparse.Namespace) -> WorkerConfig:

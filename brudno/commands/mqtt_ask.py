@@ -75,31 +75,63 @@ class Question:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_broker_arguments(parser)
-    parser.add_argument("--prefix", default=DEFAULT_PREFIX,
-                        help="topic prefix of the fleet (default %(default)s)")
-    parser.add_argument("--game", default="chess", choices=sorted(GAMES),
-                        help="game (UCI_Variant name; the job topic's last level)")
+    parser.add_argument(
+        "--prefix", default=DEFAULT_PREFIX, help="topic prefix of the fleet (default %(default)s)"
+    )
+    parser.add_argument(
+        "--game",
+        default="chess",
+        choices=sorted(GAMES),
+        help="game (UCI_Variant name; the job topic's last level)",
+    )
     parser.add_argument("--fen", help="position to search (default: the start position)")
-    parser.add_argument("--moves", nargs="+", default=[], metavar="MOVE",
-                        help="moves played from the position, in UCI notation")
-    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                        help="a setoption for the job (repeatable), e.g. MultiPV=3")
+    parser.add_argument(
+        "--moves",
+        nargs="+",
+        default=[],
+        metavar="MOVE",
+        help="moves played from the position, in UCI notation",
+    )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setoption for the job (repeatable), e.g. MultiPV=3",
+    )
     limit = parser.add_argument_group("search limit (default: --movetime 1000)")
     limit.add_argument("--movetime", type=int, metavar="MS", help="search this many ms")
     limit.add_argument("--depth", type=int, help="search to this depth")
     limit.add_argument("--nodes", type=int, help="search this many nodes")
-    limit.add_argument("--go", metavar="'go …'",
-                       help="a complete go command instead, e.g. 'go wtime 60000 btime 60000'")
-    parser.add_argument("--job", type=Path, metavar="FILE",
-                        help="send this file's UCI text as the job ('-': stdin) instead of "
-                        "building one from --fen/--moves/--option and the limit")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
-                        help="give up after this long (default %(default)s)")
-    parser.add_argument("--retry-after", type=float, default=DEFAULT_RETRY_AFTER_S,
-                        metavar="SECONDS", help="re-send a job no worker accepted within "
-                        "this long; 0 never (default %(default)s)")
-    parser.add_argument("--quiet", action="store_true",
-                        help="print only the terminal reply, not the progress lines")
+    limit.add_argument(
+        "--go",
+        metavar="'go …'",
+        help="a complete go command instead, e.g. 'go wtime 60000 btime 60000'",
+    )
+    parser.add_argument(
+        "--job",
+        type=Path,
+        metavar="FILE",
+        help="send this file's UCI text as the job ('-': stdin) instead of "
+        "building one from --fen/--moves/--option and the limit",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help="give up after this long (default %(default)s)",
+    )
+    parser.add_argument(
+        "--retry-after",
+        type=float,
+        default=DEFAULT_RETRY_AFTER_S,
+        metavar="SECONDS",
+        help="re-send a job no worker accepted within this long; 0 never (default %(default)s)",
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="print only the terminal reply, not the progress lines"
+    )
 
 
 def job_from_args(args: argparse.Namespace) -> str:
@@ -120,9 +152,15 @@ def job_from_args(args: argparse.Namespace) -> str:
     if args.go is not None:
         go = args.go
     else:
-        parts = [f"{key} {value}" for key, value in
-                 (("movetime", args.movetime), ("depth", args.depth), ("nodes", args.nodes))
-                 if value is not None]
+        parts = [
+            f"{key} {value}"
+            for key, value in (
+                ("movetime", args.movetime),
+                ("depth", args.depth),
+                ("nodes", args.nodes),
+            )
+            if value is not None
+        ]
         go = "go " + " ".join(parts) if parts else "go movetime 1000"
     return build_job(fen=args.fen, moves=tuple(args.moves), options=tuple(options), go=go)
 
@@ -137,12 +175,18 @@ async def ask_once(question: Question) -> ExitStatus:
 
     async with AskClient(question.broker, prefix=question.prefix) as client:
         answer = await client.ask(
-            question.game, question.job, timeout=question.timeout_s,
-            retry_after=question.retry_after_s, on_line=show, require_worker=True,
+            question.game,
+            question.job,
+            timeout=question.timeout_s,
+            retry_after=question.retry_after_s,
+            on_line=show,
+            require_worker=True,
         )
     if quiet:
-        shown = answer.errors if answer.error else tuple(
-            line for line in answer.lines if line.startswith("bestmove")
+        shown = (
+            answer.errors
+            if answer.error
+            else tuple(line for line in answer.lines if line.startswith("bestmove"))
         )
         for line in shown:
             print(line, flush=True)
@@ -159,8 +203,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"brudno mqtt-ask: {exc}", file=sys.stderr)
         return ExitStatus.BAD_ARGUMENTS
     question = Question(
-        broker=broker, prefix=args.prefix, game=args.game, job=job, timeout_s=args.timeout,
-        retry_after_s=args.retry_after if args.retry_after > 0 else None, quiet=args.quiet,
+        broker=broker,
+        prefix=args.prefix,
+        game=args.game,
+        job=job,
+        timeout_s=args.timeout,
+        retry_after_s=args.retry_after if args.retry_after > 0 else None,
+        quiet=args.quiet,
     )
     try:
         return asyncio.run(ask_once(question))
@@ -168,8 +217,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"brudno mqtt-ask: {exc}", file=sys.stderr)
         return ExitStatus.NO_ANSWER
     except (aiomqtt.MqttError, FatalBrokerError) as exc:
-        print(f"brudno mqtt-ask: cannot reach the broker at {broker.url}: {exc}",
-              file=sys.stderr)
+        print(f"brudno mqtt-ask: cannot reach the broker at {broker.url}: {exc}", file=sys.stderr)
         return ExitStatus.NO_ANSWER
     except KeyboardInterrupt:
         return ExitStatus.INTERRUPTED

@@ -315,9 +315,7 @@ def _positions(args: argparse.Namespace, stdin: TextIO) -> Iterator[tuple[str, i
     yield " ".join(args.position), None
 
 
-def _solve(
-    args: argparse.Namespace, solver: Connect4Solver, text: str, label: str
-) -> SolveReport:
+def _solve(args: argparse.Namespace, solver: Connect4Solver, text: str, label: str) -> SolveReport:
     """Solve one position of ``--game`` (Connect Four within ``--max-nodes`` more nodes)."""
     if args.game == "cfour":
         solver.limit(max_nodes=None if args.max_nodes is None else solver.nodes + args.max_nodes)

@@ -41,4 +41,3 @@ VARIANT: Final = Variant(
     "Standard chess (python-chess adapter)",
     weights=Weights(default_evaluator, from_fen),
 )
-

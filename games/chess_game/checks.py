@@ -34,7 +34,6 @@ from chess import (
 __all__ = ["CheckSquares", "check_squares", "gives_check", "quick_gives_check"]
 
 
-
 def gives_check(board: chess.Board, move: chess.Move) -> bool:
     """Whether the legal ``move`` leaves the opponent in check.
 
@@ -139,8 +138,11 @@ def quick_gives_check(board: chess.Board, move: chess.Move, info: CheckSquares) 
     frm = move.from_square
     to = move.to_square
     piece = board.piece_type_at(frm)
-    if move.promotion or piece is None or piece == KING or (
-        piece == PAWN and to == board.ep_square
+    if (
+        move.promotion
+        or piece is None
+        or piece == KING
+        or (piece == PAWN and to == board.ep_square)
     ):
         return gives_check(board, move)
     king, squares, shields = info

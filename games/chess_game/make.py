@@ -23,9 +23,7 @@ __all__ = ["push_plain"]
 _BoardState: Final = chess._BoardState  # python-chess's own undo record, so Board.pop works
 
 
-def push_plain(
-    board: chess.Board, move: chess.Move, piece_type: int, captured: int
-) -> None:
+def push_plain(board: chess.Board, move: chess.Move, piece_type: int, captured: int) -> None:
     """``board.push(move)`` for a legal move that is not castling.
 
     ``piece_type`` is the moving piece, ``captured`` the piece type on the target square (0 for

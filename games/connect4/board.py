@@ -526,9 +526,7 @@ class Connect4:
     def fen(self) -> str:
         first = self.first
         second = self.second
-        pocket = "P" * (STONES_EACH - first.bit_count()) + "p" * (
-            STONES_EACH - second.bit_count()
-        )
+        pocket = "P" * (STONES_EACH - first.bit_count()) + "p" * (STONES_EACH - second.bit_count())
         side = "b" if self.side else "w"
         fullmove = 1 + self.ply // 2
         return f"{_board_text(first, second)}[{pocket}] {side} - - 0 {fullmove}"

@@ -302,9 +302,7 @@ class Connect4Solver:
                 on_probe((low, high))
         return low
 
-    def _move_score(
-        self, current: int, mask: int, stones: int, col: int, weak: bool
-    ) -> int | None:
+    def _move_score(self, current: int, mask: int, stones: int, col: int, weak: bool) -> int | None:
         """The mover's score after dropping in ``col``; None when the column is full."""
         drop = (mask + BOTTOM) & BOARD & _COLUMN[col]
         if not drop:

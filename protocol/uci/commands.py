@@ -212,8 +212,9 @@ def _positive(keyword: str, text: str) -> tuple[int | None, str | None]:
 
 # -- go ------------------------------------------------------------------------------------
 
-_GO_INT = frozenset({"wtime", "btime", "winc", "binc", "movestogo", "movetime", "depth", "nodes",
-                     "mate"})
+_GO_INT = frozenset(
+    {"wtime", "btime", "winc", "binc", "movestogo", "movetime", "depth", "nodes", "mate"}
+)
 # Clocks may be negative (a GUI may send the remaining time of a flagged side); these may not.
 _GO_POSITIVE = frozenset({"movestogo", "movetime", "depth", "nodes", "mate"})
 _GO_KEYWORDS = _GO_INT | {"infinite", "ponder", "searchmoves", "perft"}

@@ -97,9 +97,7 @@ def info_line(info: SearchInfo, *, show_wdl: bool = False) -> str:
     if show_wdl and info.wdl is not None:
         win, draw, loss = info.wdl
         parts.append(f"wdl {win} {draw} {loss}")
-    parts.append(
-        f"nodes {info.nodes} nps {info.nps} hashfull {info.hashfull} time {info.time_ms}"
-    )
+    parts.append(f"nodes {info.nodes} nps {info.nps} hashfull {info.hashfull} time {info.time_ms}")
     if info.pv:
         parts.append("pv " + " ".join(info.pv))
     return " ".join(parts)

@@ -114,8 +114,9 @@ class Combo:
             raise ValueError(f"{self.name}: choices differ only by case: {self.choices}")
         if self.default.casefold() not in folded:
             raise ValueError(f"{self.name}: default {self.default!r} not among {self.choices}")
-        if any(not choice or choice.split() != [choice] or choice == "var"
-               for choice in self.choices):
+        if any(
+            not choice or choice.split() != [choice] or choice == "var" for choice in self.choices
+        ):
             raise ValueError(f"{self.name}: choices must be single words other than 'var'")
 
 
@@ -277,11 +278,15 @@ def _convert(spec: Spin | Check | Combo | String, value: str | None) -> int | bo
     if isinstance(spec, Spin):
         number = parse_int(text)
         if number is None:
-            raise OptionError(f"{spec.name}: {show(value)} is not an integer",
-                              option=spec.name, value=value)
+            raise OptionError(
+                f"{spec.name}: {show(value)} is not an integer", option=spec.name, value=value
+            )
         if not spec.min <= number <= spec.max:
-            raise OptionError(f"{spec.name}: {number} is out of range {spec.min}..{spec.max}",
-                              option=spec.name, value=value)
+            raise OptionError(
+                f"{spec.name}: {number} is out of range {spec.min}..{spec.max}",
+                option=spec.name,
+                value=value,
+            )
         return number
     if isinstance(spec, Check):
         folded = text.casefold()
@@ -289,15 +294,17 @@ def _convert(spec: Spin | Check | Combo | String, value: str | None) -> int | bo
             return True
         if folded == "false":
             return False
-        raise OptionError(f"{spec.name}: {show(value)} is not 'true' or 'false'",
-                          option=spec.name, value=value)
+        raise OptionError(
+            f"{spec.name}: {show(value)} is not 'true' or 'false'", option=spec.name, value=value
+        )
     folded = text.casefold()
     for choice in spec.choices:
         if choice.casefold() == folded:
             return choice
     raise OptionError(
         f"{spec.name}: {show(value)} is not one of {', '.join(spec.choices)}",
-        option=spec.name, value=value,
+        option=spec.name,
+        value=value,
     )
 
 
@@ -392,7 +399,8 @@ class EvalFileAccess:
         if root is None:
             raise OptionError(
                 "EvalFile: this server loads no weight files (start it with --eval-file-dir DIR)",
-                option="EvalFile", value=value,
+                option="EvalFile",
+                value=value,
             )
         name = Path(text)
         try:
@@ -409,7 +417,8 @@ class EvalFileAccess:
             shown = printable(text)
             raise OptionError(
                 f"EvalFile: {shown} is not a file in the server's weights directory",
-                option="EvalFile", value=value,
+                option="EvalFile",
+                value=value,
             )
         return path, text
 

@@ -164,8 +164,10 @@ class ThreadRunner:
     async def call(
         self, fn: Callable[..., T], *args: Any, control: SearchControl | None = None
     ) -> T:
-        job = functools.partial(fn, *args) if control is None else functools.partial(
-            fn, *args, control=control
+        job = (
+            functools.partial(fn, *args)
+            if control is None
+            else functools.partial(fn, *args, control=control)
         )
         return await asyncio.get_running_loop().run_in_executor(self._executor, job)
 

@@ -101,8 +101,16 @@ class State(enum.StrEnum):
 
 
 _AT_ONCE = (
-    cmd.Empty, cmd.Uci, cmd.IsReady, cmd.Debug, cmd.Register, cmd.Stop, cmd.PonderHit,
-    cmd.Quit, cmd.Invalid, cmd.Unknown,
+    cmd.Empty,
+    cmd.Uci,
+    cmd.IsReady,
+    cmd.Debug,
+    cmd.Register,
+    cmd.Stop,
+    cmd.PonderHit,
+    cmd.Quit,
+    cmd.Invalid,
+    cmd.Unknown,
 )
 """Commands answered as they arrive, whatever runs: they neither wait for a job nor change
 what a job or a queued command depends on."""
@@ -279,8 +287,7 @@ class EngineSession:
             await self._runner.start()
         except Exception:
             # The first job will try again and report what fails then.
-            log.warning("could not start the search runner ahead of the first job",
-                        exc_info=True)
+            log.warning("could not start the search runner ahead of the first job", exc_info=True)
 
     async def _answer(self, command: cmd.Command) -> bool:
         """The commands answered at once, in every state."""
@@ -553,8 +560,10 @@ class EngineSession:
         limits = self._checked_searchmoves(limits)
         if not bounded and not _has_limit(limits, self._game.side):
             limits = replace(limits, movetime=MALFORMED_GO_MOVETIME_MS)
-            self._say(f"searching with movetime {MALFORMED_GO_MOVETIME_MS}: the go had errors "
-                      "and no valid limit")
+            self._say(
+                f"searching with movetime {MALFORMED_GO_MOVETIME_MS}: the go had errors "
+                "and no valid limit"
+            )
         control = SearchControl(pondering=limits.ponder)
         release = asyncio.Event()
         if not limits.waits_for_stop:
@@ -684,8 +693,7 @@ class EngineSession:
             self._internal_error("perft", exc, f"perft {depth}")
             return
         if not done.complete:
-            self._say(f"perft stopped: {len(done.counts)} of {done.root_moves} root moves "
-                      "counted")
+            self._say(f"perft stopped: {len(done.counts)} of {done.root_moves} root moves counted")
         for move, count in done.counts:
             self._send(f"{move}: {count}")
         self._send("")

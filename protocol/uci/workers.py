@@ -181,8 +181,7 @@ class _Queued:
     control: SearchControl | None
 
 
-def _listen(conn: Connection, jobs: queue.SimpleQueue[_Queued | None],
-            state: _WorkerState) -> None:
+def _listen(conn: Connection, jobs: queue.SimpleQueue[_Queued | None], state: _WorkerState) -> None:
     """Worker-side receiver: steer running searches at once, queue everything else."""
     try:
         while True:
@@ -315,8 +314,9 @@ class _Pending:
 class _Worker:
     """One live worker process and the parent's end of its pipe."""
 
-    def __init__(self, process: BaseProcess, conn: Connection,
-                 loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, process: BaseProcess, conn: Connection, loop: asyncio.AbstractEventLoop
+    ) -> None:
         self.process = process
         self.conn = conn
         self.loop = loop
@@ -413,8 +413,14 @@ class _Watchdog:
     afterwards is ignored.
     """
 
-    def __init__(self, worker: _Worker, seq: int, budget: TimeBudget | None,
-                 on_info: InfoCallback, emergency: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        worker: _Worker,
+        seq: int,
+        budget: TimeBudget | None,
+        on_info: InfoCallback,
+        emergency: Callable[[], str],
+    ) -> None:
         self._worker = worker
         self._emergency = emergency
         self._seq = seq
@@ -429,8 +435,7 @@ class _Watchdog:
 
     def see(self, info: SearchInfo) -> None:
         self._nodes = max(self._nodes, info.nodes)
-        if (info.pv and info.multipv == 1 and info.bound is Bound.EXACT
-                and info.score is not None):
+        if info.pv and info.multipv == 1 and info.bound is Bound.EXACT and info.score is not None:
             self._best = info
         self._on_info(info)
 
@@ -485,25 +490,31 @@ class _Watchdog:
         elapsed_ms = int((time.monotonic() - self._started) * 1000.0)
         if best is None:
             move = self._emergency()
-            log.warning("worker %s completed no iteration in time; emergency move %s",
-                        worker.pid, move)
-            self._on_info(SearchInfo(depth=0, string="warning: the search got no CPU time "
-                                     "before it had to answer; playing an unsearched move"))
-            future.set_result(SearchResult(move, None, None, 0, self._nodes, elapsed_ms,
-                                           (move,)))
+            log.warning(
+                "worker %s completed no iteration in time; emergency move %s", worker.pid, move
+            )
+            self._on_info(
+                SearchInfo(
+                    depth=0,
+                    string="warning: the search got no CPU time "
+                    "before it had to answer; playing an unsearched move",
+                )
+            )
+            future.set_result(SearchResult(move, None, None, 0, self._nodes, elapsed_ms, (move,)))
             return
-        log.info("worker %s missed its deadline; playing its depth-%d move", worker.pid,
-                 best.depth)
-        future.set_result(SearchResult(
-            best=best.pv[0],
-            ponder=best.pv[1] if len(best.pv) > 1 else None,
-            score=best.score,
-            depth=best.depth,
-            nodes=self._nodes,
-            time_ms=elapsed_ms,
-            pv=best.pv,
-            lines=(best,),
-        ))
+        log.info("worker %s missed its deadline; playing its depth-%d move", worker.pid, best.depth)
+        future.set_result(
+            SearchResult(
+                best=best.pv[0],
+                ponder=best.pv[1] if len(best.pv) > 1 else None,
+                score=best.score,
+                depth=best.depth,
+                nodes=self._nodes,
+                time_ms=elapsed_ms,
+                pv=best.pv,
+                lines=(best,),
+            )
+        )
 
 
 class ProcessRunner:
@@ -516,8 +527,9 @@ class ProcessRunner:
     starts with an empty table of that size.
     """
 
-    def __init__(self, hash_mb: int = 16, *, context: WorkerContext | None = None,
-                 nice: int = WORKER_NICE) -> None:
+    def __init__(
+        self, hash_mb: int = 16, *, context: WorkerContext | None = None, nice: int = WORKER_NICE
+    ) -> None:
         self._hash_mb = hash_mb
         self._context = context
         self._nice = nice
@@ -581,8 +593,9 @@ class ProcessRunner:
             elif control.ponderhit_at is not None:
                 forward("ponderhit")
 
-        message = msg.SearchJob(seq, game, limits, multipv, move_overhead_ms,
-                                control.pondering, sent_at, algorithm)
+        message = msg.SearchJob(
+            seq, game, limits, multipv, move_overhead_ms, control.pondering, sent_at, algorithm
+        )
         result = await self._submit(worker, seq, message, watchdog.see, after_send=steer)
         return cast(SearchResult, result)
 

@@ -34,11 +34,16 @@ class Run:
     err: str
 
 
-async def _brudno(brudno: list[str], *args: str, stdin: bytes = b"",
-                  env: dict[str, str] | None = None) -> Run:
+async def _brudno(
+    brudno: list[str], *args: str, stdin: bytes = b"", env: dict[str, str] | None = None
+) -> Run:
     process = await asyncio.create_subprocess_exec(
-        *brudno, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env={**os.environ, **(env or {})},
+        *brudno,
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, **(env or {})},
     )
     out, err = await asyncio.wait_for(process.communicate(stdin), HANG_TIMEOUT)
     assert process.returncode is not None
@@ -53,10 +58,28 @@ async def test_mqtt_ask_prints_the_reply_and_exits_by_outcome(
     url = ["--broker", mosquitto.url, "--prefix", mqtt_prefix]
     async with running_worker(mosquitto, mqtt_prefix) as worker:
         full, quiet, illegal = await asyncio.gather(
-            _brudno(brudno, "mqtt-ask", *url, "--fen", "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1",
-                    "--depth", "3", "--option", "MultiPV=2"),
-            _brudno(brudno, "mqtt-ask", *url, "--game", "tictactoe", "--job", "-", "--quiet",
-                    stdin=b"position startpos moves P@a1 P@b2\ngo depth 9\n"),
+            _brudno(
+                brudno,
+                "mqtt-ask",
+                *url,
+                "--fen",
+                "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1",
+                "--depth",
+                "3",
+                "--option",
+                "MultiPV=2",
+            ),
+            _brudno(
+                brudno,
+                "mqtt-ask",
+                *url,
+                "--game",
+                "tictactoe",
+                "--job",
+                "-",
+                "--quiet",
+                stdin=b"position startpos moves P@a1 P@b2\ngo depth 9\n",
+            ),
             _brudno(brudno, "mqtt-ask", *url, "--moves", "e2e4", "e2e4", "--nodes", "100"),
         )
     assert full.code == 0, full
@@ -76,15 +99,29 @@ async def test_mqtt_ask_prints_the_reply_and_exits_by_outcome(
     assert worker.stats.searched == 2
 
 
-def test_mqtt_ask_without_an_answer(mosquitto: Mosquitto,
-                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_mqtt_ask_without_an_answer(
+    mosquitto: Mosquitto, capsys: pytest.CaptureFixture[str]
+) -> None:
     # A worker says it is online but takes no jobs (hung, or its session holds them): the
     # job is re-sent while no worker accepts it, then given up.
     prefix = unique_prefix()
     asyncio.run(publish_presence(mosquitto, prefix, "ghost", "online"))
     try:
-        code = main(["mqtt-ask", "--broker", mosquitto.url, "--prefix", prefix,
-                     "--nodes", "100", "--timeout", "1.5", "--retry-after", "0.5"])
+        code = main(
+            [
+                "mqtt-ask",
+                "--broker",
+                mosquitto.url,
+                "--prefix",
+                prefix,
+                "--nodes",
+                "100",
+                "--timeout",
+                "1.5",
+                "--retry-after",
+                "0.5",
+            ]
+        )
     finally:
         asyncio.run(publish_presence(mosquitto, prefix, "ghost", ""))
     err = capsys.readouterr().err
@@ -103,12 +140,23 @@ def test_mqtt_ask_says_when_no_worker_is_online(
 ) -> None:
     # The timeout is long: the answer comes from the retained presence, not from waiting.
     prefix = unique_prefix()
-    ask = ["mqtt-ask", "--broker", mosquitto.url, "--prefix", prefix, "--nodes", "100",
-           "--timeout", str(HANG_TIMEOUT)]
+    ask = [
+        "mqtt-ask",
+        "--broker",
+        mosquitto.url,
+        "--prefix",
+        prefix,
+        "--nodes",
+        "100",
+        "--timeout",
+        str(HANG_TIMEOUT),
+    ]
     assert main(ask) == 3
     err = capsys.readouterr().err
-    assert err.startswith("brudno mqtt-ask: no worker is online: none announces 'online' on "
-                          f"{prefix}/workers/+/status"), err
+    assert err.startswith(
+        "brudno mqtt-ask: no worker is online: none announces 'online' on "
+        f"{prefix}/workers/+/status"
+    ), err
     assert "no answer within" not in err
 
     # A worker that has left (its retained offline) is no worker either; the message says so.
@@ -143,8 +191,20 @@ async def test_mqtt_ask_exits_non_zero_on_an_internal_error(
 def test_ask_builds_jobs_from_arguments() -> None:
     parser = argparse.ArgumentParser()
     configure(parser)
-    args = parser.parse_args(["--fen", "8/8/8/8/8/8/8/K1k5 w - - 0 1", "--moves", "a1a2",
-                              "--option", "MultiPV=2", "--depth", "4", "--nodes", "900"])
+    args = parser.parse_args(
+        [
+            "--fen",
+            "8/8/8/8/8/8/8/K1k5 w - - 0 1",
+            "--moves",
+            "a1a2",
+            "--option",
+            "MultiPV=2",
+            "--depth",
+            "4",
+            "--nodes",
+            "900",
+        ]
+    )
     assert job_from_args(args) == (
         "setoption name MultiPV value 2\n"
         "position fen 8/8/8/8/8/8/8/K1k5 w - - 0 1 moves a1a2\n"

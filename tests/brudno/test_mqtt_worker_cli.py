@@ -29,8 +29,11 @@ def test_password_comes_from_the_environment_never_the_command_line(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("FLEET_SECRET", "s3cret")
-    settings = broker_from_args(_broker_args("--broker", "mqtts://b:8883", "--username", "bot",
-                                             "--password-env", "FLEET_SECRET"))
+    settings = broker_from_args(
+        _broker_args(
+            "--broker", "mqtts://b:8883", "--username", "bot", "--password-env", "FLEET_SECRET"
+        )
+    )
     assert (settings.host, settings.port, settings.tls) == ("b", 8883, True)
     assert (settings.username, settings.password) == ("bot", "s3cret")
     assert "s3cret" not in repr(settings)
@@ -64,25 +67,36 @@ def secure_broker(tmp_path: Path) -> Iterator[Mosquitto]:
 
 
 def test_worker_command_with_a_wrong_password(
-    secure_broker: Mosquitto, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    secure_broker: Mosquitto,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("BRUDNO_MQTT_PASSWORD", "wrong")
-    code = main(["mqtt", "--broker", f"mqtts://127.0.0.1:{secure_broker.port}",
-                 "--cafile", str(tmp_path / "ca.pem"), "--username", "bot"])
+    code = main(
+        [
+            "mqtt",
+            "--broker",
+            f"mqtts://127.0.0.1:{secure_broker.port}",
+            "--cafile",
+            str(tmp_path / "ca.pem"),
+            "--username",
+            "bot",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "refused the login" in err, err
 
 
 def test_compose_fleet_runs_a_real_worker_command() -> None:
     text = (REPO / "compose.yaml").read_text(encoding="utf-8")
-    worker = text[text.index("\n  worker:"):]
+    worker = text[text.index("\n  worker:") :]
     match = re.search(r"command:\s*(\[[^\]]*\])", worker)
     assert match, "the worker service has no command list"
     args = build_parser().parse_args(json.loads(match[1]))
     assert args.run is mqtt.run
     assert args.broker == "mqtt://mosquitto:1883"
-    assert str(args.status_file) in worker[worker.index("healthcheck:"):]
+    assert str(args.status_file) in worker[worker.index("healthcheck:") :]
     assert "depends_on: [mosquitto]" in worker
 
 

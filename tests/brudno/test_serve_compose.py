@@ -19,8 +19,16 @@ from tests.support.paths import REPO
 FORMULA = re.compile(
     r"limit \u2265 `--max-memory-mb` \+ (\d+) MiB \u00d7 `--max-sessions` \+ (\d+) MiB"
 )
-UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
-         "g": 1 << 30, "gb": 1 << 30}
+UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1 << 10,
+    "kb": 1 << 10,
+    "m": 1 << 20,
+    "mb": 1 << 20,
+    "g": 1 << 30,
+    "gb": 1 << 30,
+}
 
 
 def _service(text: str, name: str) -> str:

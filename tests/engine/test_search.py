@@ -89,9 +89,7 @@ def test_toy_value_equals_minimax(
         return
     values = reference_move_values(game, depth, quiescence=quiescence)
     before = game.fen()
-    result = Searcher(1, config=PLAIN_QS if quiescence else PLAIN).search(
-        game, Limits(depth=depth)
-    )
+    result = Searcher(1, config=PLAIN_QS if quiescence else PLAIN).search(game, Limits(depth=depth))
     assert game.fen() == before
     best_value = max(values.values())
     assert result.score == report(best_value)
@@ -110,9 +108,7 @@ def test_tictactoe_value_equals_minimax(prefix: list[int], depth: int, quiescenc
     if not game.legal_moves():
         return
     values = reference_move_values(game, depth, quiescence=quiescence)
-    result = Searcher(1, config=PLAIN_QS if quiescence else PLAIN).search(
-        game, Limits(depth=depth)
-    )
+    result = Searcher(1, config=PLAIN_QS if quiescence else PLAIN).search(game, Limits(depth=depth))
     best_value = max(values.values())
     assert result.score == report(best_value)
     assert result.best is not None
@@ -478,10 +474,10 @@ def test_no_legal_move(moves: tuple[str, ...], score: Cp | Mate) -> None:
 def fork_position() -> Game[Any]:
     """X to move wins on its second move (3 plies) with a fork::
 
-        3  . X .
-        2  X . O      X a3 threatens a1 (a-file) and c3 (third rank); O blocks one,
-        1  . O .      X completes the other.
-           a b c
+    3  . X .
+    2  X . O      X a3 threatens a1 (a-file) and c3 (third rank); O blocks one,
+    1  . O .      X completes the other.
+       a b c
     """
     return ttt("P@b3", "P@c2", "P@a2", "P@b1")
 
@@ -557,9 +553,9 @@ class CountingTicTacToe:
 def test_staged_order_and_laziness() -> None:
     """O to move::
 
-        3  . . .
-        2  . O .      b1 blocks X's line: the only noisy move; the others are quiet.
-        1  X . X
+    3  . . .
+    2  . O .      b1 blocks X's line: the only noisy move; the others are quiet.
+    1  X . X
     """
     game = ttt("P@a1", "P@b2", "P@c1")
     legal = set(game.legal_moves())

@@ -37,9 +37,7 @@ def mate_fens(n: int) -> list[str]:
 def cases() -> list[Any]:
     out = [pytest.param(1, fen, id=f"mate1-{i}") for i, fen in enumerate(mate_fens(1))]
     out += [
-        pytest.param(2, fen, id=f"mate2-{i}")
-        for i, fen in enumerate(mate_fens(2))
-        if i % 8 == 0
+        pytest.param(2, fen, id=f"mate2-{i}") for i, fen in enumerate(mate_fens(2)) if i % 8 == 0
     ]
     fens3 = mate_fens(3)
     out += [pytest.param(3, fens3[i], id=f"mate3-{i}") for i in MATE3_SAMPLE]

@@ -199,9 +199,7 @@ def fill_every_slot(size_mb: int) -> TranspositionTable:
     return tt
 
 
-@pytest.mark.parametrize(
-    "size_mb", [1, pytest.param(4, marks=pytest.mark.slow)]
-)
+@pytest.mark.parametrize("size_mb", [1, pytest.param(4, marks=pytest.mark.slow)])
 def test_a_full_table_stays_within_its_size(size_mb: int) -> None:
     """Real allocations after writing every slot: arrays, interned moves, everything."""
     used, tt = traced_bytes(lambda: fill_every_slot(size_mb))

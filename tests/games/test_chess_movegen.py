@@ -108,9 +108,10 @@ def test_en_passant_that_uncovers_a_rank_attack_is_left_out() -> None:
     board = chess.Board("8/8/8/K2pP2r/8/8/8/7k w - d6 0 1")
     game = ChessGame(board)
     assert chess.Move.from_uci("e5d6") not in game.legal_moves()
-    assert chess.Move.from_uci("e5d6") in ChessGame(
-        chess.Board("8/8/8/3pP3/8/8/K7/7k w - d6 0 1")
-    ).legal_moves()
+    assert (
+        chess.Move.from_uci("e5d6")
+        in ChessGame(chess.Board("8/8/8/3pP3/8/8/K7/7k w - d6 0 1")).legal_moves()
+    )
 
 
 def test_generated_moves_are_the_shared_objects() -> None:

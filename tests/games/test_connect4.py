@@ -399,11 +399,11 @@ def test_random_games_agree_with_the_reference() -> None:
 def test_noisy_moves_are_wins_then_blocks() -> None:
     """X (to move) has c1 d1 e1 and wins on b1 or f1; O threatens a4 over a1-a3.
 
-        4  . . . . . . .
-        3  O . . . . . .
-        2  O . . . . . .
-        1  O . X X X . .
-           a b c d e f g
+    4  . . . . . . .
+    3  O . . . . . .
+    2  O . . . . . .
+    1  O . X X X . .
+       a b c d e f g
     """
     game = Connect4.from_moves("314151")
     assert game.side == 0

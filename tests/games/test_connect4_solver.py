@@ -160,9 +160,9 @@ def test_pv_budget_truncates_only_the_pv() -> None:
 def test_an_immediate_win_is_found_without_search() -> None:
     """X to move wins on b1 or f1 with its 4th stone: score 22 - 4 = 18.
 
-        2  . . O O O . .
-        1  . . X X X . .
-           a b c d e f g
+    2  . . O O O . .
+    1  . . X X X . .
+       a b c d e f g
     """
     position = Connect4.from_moves("334455")
     solver = Connect4Solver()

@@ -69,8 +69,14 @@ def free_port() -> int:
 class Mosquitto:
     """One broker process on loopback; restartable on the same port (and persistence file)."""
 
-    def __init__(self, workdir: Path, *, persistence: bool = False,
-                 extra_config: Sequence[str] = (), listener_config: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        persistence: bool = False,
+        extra_config: Sequence[str] = (),
+        listener_config: Sequence[str] = (),
+    ) -> None:
         self.workdir = workdir
         self.port = free_port()
         self.persistence = persistence
@@ -86,16 +92,18 @@ class Mosquitto:
         return f"mqtt://127.0.0.1:{self.port}"
 
     def settings(self, **changes: object) -> BrokerSettings:
-        return replace(BrokerSettings(host="127.0.0.1", port=self.port, keepalive_s=10,
-                                      timeout_s=10.0), **changes)  # type: ignore[arg-type]
+        return replace(
+            BrokerSettings(host="127.0.0.1", port=self.port, keepalive_s=10, timeout_s=10.0),
+            **changes,
+        )  # type: ignore[arg-type]
 
     def _write_config(self) -> None:
         lines = [
             f"listener {self.port} 127.0.0.1",
             *self.listener_config,
-            "allow_anonymous true" if not any(
-                line.startswith("password_file") for line in self.extra_config
-            ) else "allow_anonymous false",
+            "allow_anonymous true"
+            if not any(line.startswith("password_file") for line in self.extra_config)
+            else "allow_anonymous false",
             f"persistence {'true' if self.persistence else 'false'}",
             f"persistence_location {self.workdir}/",
             "log_dest stderr",
@@ -116,14 +124,17 @@ class Mosquitto:
         self._log = open(self.log_path, "ab")  # noqa: SIM115 (closed in stop)
         self._process = subprocess.Popen(
             [mosquitto_binary(), "-c", str(self.config_path)],
-            stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=self._log,
         )
         deadline = time.monotonic() + HANG_TIMEOUT
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
                 pytest.fail(f"mosquitto exited at start:\n{self.log_text()}")
-            with contextlib.suppress(OSError), socket.create_connection(
-                ("127.0.0.1", self.port), timeout=0.2
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2),
             ):
                 return
             time.sleep(0.02)
@@ -159,8 +170,9 @@ def unique_prefix() -> str:
     return f"test-{uuid.uuid4().hex[:10]}"
 
 
-async def wait_until(condition: Callable[[], bool], what: str,
-                     timeout: float = HANG_TIMEOUT) -> None:
+async def wait_until(
+    condition: Callable[[], bool], what: str, timeout: float = HANG_TIMEOUT
+) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
@@ -170,20 +182,28 @@ async def wait_until(condition: Callable[[], bool], what: str,
 
 
 @contextlib.asynccontextmanager
-async def running_worker(server: Mosquitto, prefix: str,
-                         **settings: object) -> AsyncIterator[MqttWorker]:
+async def running_worker(
+    server: Mosquitto, prefix: str, **settings: object
+) -> AsyncIterator[MqttWorker]:
     """An in-process worker, connected and subscribed; stopped gracefully on exit."""
-    config = replace(WorkerConfig(broker=server.settings(), prefix=prefix,
-                                  worker_id=f"inproc-{uuid.uuid4().hex[:6]}",
-                                  reconnect_initial_s=0.05, reconnect_max_s=0.5),
-                     **settings)  # type: ignore[arg-type]
+    config = replace(
+        WorkerConfig(
+            broker=server.settings(),
+            prefix=prefix,
+            worker_id=f"inproc-{uuid.uuid4().hex[:6]}",
+            reconnect_initial_s=0.05,
+            reconnect_max_s=0.5,
+        ),
+        **settings,
+    )  # type: ignore[arg-type]
     worker = MqttWorker(config)
     stop = asyncio.Event()
     task = asyncio.create_task(worker.run(stop), name="test-worker")
     try:
         waiter = asyncio.ensure_future(worker.connected.wait())
-        await asyncio.wait({waiter, task}, timeout=HANG_TIMEOUT,
-                           return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(
+            {waiter, task}, timeout=HANG_TIMEOUT, return_when=asyncio.FIRST_COMPLETED
+        )
         waiter.cancel()
         if task.done():
             task.result()  # raises what stopped it
@@ -197,16 +217,39 @@ async def running_worker(server: Mosquitto, prefix: str,
 class WorkerProcess:
     """``brudno mqtt`` as a real process (so it can be killed like a crashed container)."""
 
-    def __init__(self, brudno: list[str], broker: Mosquitto, prefix: str, worker_id: str,
-                 workdir: Path, *extra: str) -> None:
+    def __init__(
+        self,
+        brudno: list[str],
+        broker: Mosquitto,
+        prefix: str,
+        worker_id: str,
+        workdir: Path,
+        *extra: str,
+    ) -> None:
         self.worker_id = worker_id
         self.log_path = workdir / f"{worker_id}.log"
         self._log = open(self.log_path, "wb")  # noqa: SIM115 (closed in wait)
         self.process = subprocess.Popen(
-            [*brudno, "--log-level", "INFO", "mqtt", "--broker", broker.url,
-             "--prefix", prefix, "--id", worker_id, "--reconnect-max", "0.5",
-             "--keepalive", "10", *extra],
-            stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+            [
+                *brudno,
+                "--log-level",
+                "INFO",
+                "mqtt",
+                "--broker",
+                broker.url,
+                "--prefix",
+                prefix,
+                "--id",
+                worker_id,
+                "--reconnect-max",
+                "0.5",
+                "--keepalive",
+                "10",
+                *extra,
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
 
@@ -236,8 +279,9 @@ class WorkerProcess:
 async def retained_status(broker: Mosquitto, prefix: str, worker_id: str) -> str | None:
     """The retained presence of a worker, as a fresh subscriber sees it."""
     topic = status_topic(prefix, worker_id)
-    async with aiomqtt.Client("127.0.0.1", broker.port,
-                              protocol=aiomqtt.ProtocolVersion.V5) as client:
+    async with aiomqtt.Client(
+        "127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5
+    ) as client:
         await client.subscribe(topic, qos=1)
         try:
             async with asyncio.timeout(1.0):
@@ -252,10 +296,16 @@ async def retained_status(broker: Mosquitto, prefix: str, worker_id: str) -> str
 async def publish_presence(broker: Mosquitto, prefix: str, worker_id: str, status: str) -> None:
     """Set (or, with ``""``, clear) a worker's retained presence, as if that worker had: for
     tests of what clients make of presence without a real worker behind it."""
-    async with aiomqtt.Client("127.0.0.1", broker.port,
-                              protocol=aiomqtt.ProtocolVersion.V5) as client:
-        await client.publish(status_topic(prefix, worker_id), status, qos=1, retain=True,
-                             properties=new_properties(PacketTypes.PUBLISH))
+    async with aiomqtt.Client(
+        "127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5
+    ) as client:
+        await client.publish(
+            status_topic(prefix, worker_id),
+            status,
+            qos=1,
+            retain=True,
+            properties=new_properties(PacketTypes.PUBLISH),
+        )
 
 
 SECRET_PATH = "/srv/brudno-worker/secret_settings.py"
@@ -271,9 +321,17 @@ class FailingRunner(ThreadRunner):
     the worker and the session around it are the real ones.
     """
 
-    async def search(self, game: Game[Any], limits: Limits, control: SearchControl,
-                     on_info: InfoCallback, *, multipv: int, move_overhead_ms: int,
-                     algorithm: str = PRODUCTION) -> SearchResult:
+    async def search(
+        self,
+        game: Game[Any],
+        limits: Limits,
+        control: SearchControl,
+        on_info: InfoCallback,
+        *,
+        multipv: int,
+        move_overhead_ms: int,
+        algorithm: str = PRODUCTION,
+    ) -> SearchResult:
         _fail("search")
 
     async def clear(self) -> None:
@@ -292,18 +350,34 @@ class GatedRunner(ThreadRunner):
         super().__init__(hash_mb)
         self._gate = gate
 
-    async def search(self, game: Game[Any], limits: Limits, control: SearchControl,
-                     on_info: InfoCallback, *, multipv: int, move_overhead_ms: int,
-                     algorithm: str = PRODUCTION) -> SearchResult:
+    async def search(
+        self,
+        game: Game[Any],
+        limits: Limits,
+        control: SearchControl,
+        on_info: InfoCallback,
+        *,
+        multipv: int,
+        move_overhead_ms: int,
+        algorithm: str = PRODUCTION,
+    ) -> SearchResult:
         await self._gate.wait()
-        return await super().search(game, limits, control, on_info, multipv=multipv,
-                                    move_overhead_ms=move_overhead_ms, algorithm=algorithm)
+        return await super().search(
+            game,
+            limits,
+            control,
+            on_info,
+            multipv=multipv,
+            move_overhead_ms=move_overhead_ms,
+            algorithm=algorithm,
+        )
 
 
 @contextlib.asynccontextmanager
 async def ask_client(broker: Mosquitto, prefix: str) -> AsyncIterator[AskClient]:
-    async with AskClient(broker.settings(), prefix=prefix, reconnect_initial_s=0.05,
-                         reconnect_max_s=0.5) as client:
+    async with AskClient(
+        broker.settings(), prefix=prefix, reconnect_initial_s=0.05, reconnect_max_s=0.5
+    ) as client:
         yield client
 
 
@@ -316,37 +390,64 @@ def make_tls_files(directory: Path) -> tuple[Path, Path, Path]:
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Brudno test CA")])
     ca_cert = (
         x509.CertificateBuilder()
-        .subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(validity[0]).not_valid_after(validity[1])
+        .not_valid_before(validity[0])
+        .not_valid_after(validity[1])
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False,
-                                     key_encipherment=False, data_encipherment=False,
-                                     key_agreement=False, key_cert_sign=True, crl_sign=True,
-                                     encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
         .sign(ca_key, hashes.SHA256())
     )
     key = ec.generate_private_key(ec.SECP256R1())
     cert = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
-        .issuer_name(ca_name).public_key(key.public_key())
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(validity[0]).not_valid_after(validity[1])
-        .add_extension(x509.SubjectAlternativeName([
-            x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-        ]), critical=False)
-        .add_extension(x509.ExtendedKeyUsage([x509.ExtendedKeyUsageOID.SERVER_AUTH]),
-                       critical=False)
+        .not_valid_before(validity[0])
+        .not_valid_after(validity[1])
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [
+                    x509.DNSName("localhost"),
+                    x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                ]
+            ),
+            critical=False,
+        )
+        .add_extension(
+            x509.ExtendedKeyUsage([x509.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
+        )
         .sign(ca_key, hashes.SHA256())
     )
-    ca_path, cert_path, key_path = (directory / name
-                                    for name in ("ca.pem", "server.pem", "server.key"))
+    ca_path, cert_path, key_path = (
+        directory / name for name in ("ca.pem", "server.pem", "server.key")
+    )
     ca_path.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                           serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
     return ca_path, cert_path, key_path
 
 
@@ -354,8 +455,13 @@ def make_password_file(directory: Path, user: str, password: str) -> Path:
     """A Mosquitto password file (hashed by mosquitto_passwd, from the same package)."""
     path = directory / "passwd"
     tool = shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd"
-    subprocess.run([tool, "-b", "-c", str(path), user, password], check=True,
-                   stdin=subprocess.DEVNULL, capture_output=True, timeout=HANG_TIMEOUT)
+    subprocess.run(
+        [tool, "-b", "-c", str(path), user, password],
+        check=True,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=HANG_TIMEOUT,
+    )
     return path
 
 
@@ -365,9 +471,11 @@ def secure_mosquitto(directory: Path) -> Iterator[Mosquitto]:
     password (user ``bot``, password ``correct horse``); stopped on exit."""
     ca, cert, key = make_tls_files(directory)
     passwd = make_password_file(directory, "bot", "correct horse")
-    broker = Mosquitto(directory, listener_config=[f"cafile {ca}", f"certfile {cert}",
-                                                   f"keyfile {key}"],
-                       extra_config=[f"password_file {passwd}"])
+    broker = Mosquitto(
+        directory,
+        listener_config=[f"cafile {ca}", f"certfile {cert}", f"keyfile {key}"],
+        extra_config=[f"password_file {passwd}"],
+    )
     broker.start()
     try:
         yield broker

@@ -75,8 +75,15 @@ class TcpClient:
         self.transcript: list[str] = []
 
     @classmethod
-    async def open(cls, port: int, *, token: str | None = None, host: str = "127.0.0.1",
-                   rcvbuf: int | None = None, local_host: str | None = None) -> TcpClient:
+    async def open(
+        cls,
+        port: int,
+        *,
+        token: str | None = None,
+        host: str = "127.0.0.1",
+        rcvbuf: int | None = None,
+        local_host: str | None = None,
+    ) -> TcpClient:
         """Connect (from ``local_host`` if given: any 127.x.y.z is this machine on Linux,
         which lets one test be several client addresses) and send ``auth`` if given."""
         if rcvbuf is None:
@@ -176,9 +183,7 @@ async def running_server(**settings: Any) -> AsyncIterator[TcpServer]:
     await wait_until(lambda: not (worker_pids() - workers_before), "the workers exited")
     for pid in started:
         await wait_until(lambda pid=pid: not pid_alive(pid), f"worker {pid} is reaped")
-    assert len(asyncio.all_tasks()) == tasks_before, [
-        t.get_name() for t in asyncio.all_tasks()
-    ]
+    assert len(asyncio.all_tasks()) == tasks_before, [t.get_name() for t in asyncio.all_tasks()]
 
 
 def env_without_token(**extra: str) -> dict[str, str]:
@@ -229,8 +234,9 @@ class ServeProcess:
                         return found
                 seen = max(seen, len(self.log))
                 if self._reading.done():
-                    raise AssertionError(f"serve exited before logging {pattern!r}:\n"
-                                         + "".join(self.log))
+                    raise AssertionError(
+                        f"serve exited before logging {pattern!r}:\n" + "".join(self.log)
+                    )
                 self._changed.clear()
                 await self._changed.wait()
 
@@ -243,12 +249,18 @@ class ServeProcess:
 
 
 @contextlib.asynccontextmanager
-async def serve_process(brudno: list[str], *args: str,
-                        env: dict[str, str] | None = None) -> AsyncIterator[ServeProcess]:
+async def serve_process(
+    brudno: list[str], *args: str, env: dict[str, str] | None = None
+) -> AsyncIterator[ServeProcess]:
     """``brudno serve --port 0 *args`` until the block ends (killed if it is still running
     then); ``env`` defaults to ours without a token."""
     proc = await asyncio.create_subprocess_exec(
-        *brudno, "serve", "--port", "0", *args, stderr=asyncio.subprocess.PIPE,
+        *brudno,
+        "serve",
+        "--port",
+        "0",
+        *args,
+        stderr=asyncio.subprocess.PIPE,
         env=env_without_token() if env is None else env,
     )
     server = ServeProcess(proc)

@@ -128,8 +128,13 @@ class _Pending:
     resend_now: bool = False
 
 
-def build_job(*, fen: str | None = None, moves: tuple[str, ...] = (),
-              options: tuple[tuple[str, str], ...] = (), go: str = "go movetime 1000") -> str:
+def build_job(
+    *,
+    fen: str | None = None,
+    moves: tuple[str, ...] = (),
+    options: tuple[tuple[str, str], ...] = (),
+    go: str = "go movetime 1000",
+) -> str:
     """A job's UCI text from its parts (the game comes from the topic, not from here)."""
     lines = [f"setoption name {name} value {value}" for name, value in options]
     position = "position startpos" if fen is None else f"position fen {fen}"
@@ -150,8 +155,7 @@ def parse_bestmove(line: str) -> tuple[str | None, str | None]:
             return None, None
 
 
-def _answer(pending: _Pending, status: ReplyStatus, lines: list[str],
-            sender: str | None) -> Answer:
+def _answer(pending: _Pending, status: ReplyStatus, lines: list[str], sender: str | None) -> Answer:
     """The answer to a job whose terminal reply (``status``, its ``lines``) has arrived."""
     best = ponder = None
     if status is ReplyStatus.DONE:
@@ -160,17 +164,27 @@ def _answer(pending: _Pending, status: ReplyStatus, lines: list[str],
                 best, ponder = parse_bestmove(line)
                 break
     return Answer(
-        lines=tuple(pending.lines), bestmove=best, ponder=ponder, worker=sender,
-        error=status is ReplyStatus.ERROR, sends=pending.sends,
+        lines=tuple(pending.lines),
+        bestmove=best,
+        ponder=ponder,
+        worker=sender,
+        error=status is ReplyStatus.ERROR,
+        sends=pending.sends,
     )
 
 
 class AskClient:
     """An MQTT client that asks the fleet for moves; use as an async context manager."""
 
-    def __init__(self, broker: BrokerSettings, *, prefix: str = DEFAULT_PREFIX,
-                 client_id: str | None = None, reconnect_initial_s: float = 0.2,
-                 reconnect_max_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        broker: BrokerSettings,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        client_id: str | None = None,
+        reconnect_initial_s: float = 0.2,
+        reconnect_max_s: float = 5.0,
+    ) -> None:
         broker.check()
         check_topic_prefix(prefix)
         self.broker = broker
@@ -208,8 +222,12 @@ class AskClient:
             raise
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         await self.close()
 
     async def close(self) -> None:
@@ -220,8 +238,9 @@ class AskClient:
                 pending.answer.set_exception(AskError("the client was closed"))
         task, self._task = self._task, None
         if task is not None:
-            with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError,
-                                     FatalBrokerError, OSError):
+            with contextlib.suppress(
+                asyncio.CancelledError, aiomqtt.MqttError, FatalBrokerError, OSError
+            ):
                 await task
 
     @property
@@ -259,11 +278,17 @@ class AskClient:
             await asyncio.sleep(0.05)
 
     # -- asking ------------------------------------------------------------------------------
-    async def ask(self, game: str, job: str, *, timeout: float = DEFAULT_TIMEOUT_S,
-                  retry_after: float | None = DEFAULT_RETRY_AFTER_S,
-                  on_line: LineCallback | None = None,
-                  on_accepted: LineCallback | None = None,
-                  require_worker: bool = False) -> Answer:
+    async def ask(
+        self,
+        game: str,
+        job: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        retry_after: float | None = DEFAULT_RETRY_AFTER_S,
+        on_line: LineCallback | None = None,
+        on_accepted: LineCallback | None = None,
+        require_worker: bool = False,
+    ) -> Answer:
         """Publish one job and wait for its terminal reply.
 
         ``on_line`` sees each reply line as it arrives; ``on_accepted`` gets the id of each
@@ -276,17 +301,24 @@ class AskClient:
         if require_worker and not await self.online_workers():
             raise NoWorkerOnlineError(self._no_worker_message())
         loop = asyncio.get_running_loop()
-        pending = _Pending(game=game, payload=job.encode(), correlation=uuid.uuid4().bytes,
-                           deadline=loop.time() + timeout, on_line=on_line,
-                           on_accepted=on_accepted, answer=loop.create_future())
+        pending = _Pending(
+            game=game,
+            payload=job.encode(),
+            correlation=uuid.uuid4().bytes,
+            deadline=loop.time() + timeout,
+            on_line=on_line,
+            on_accepted=on_accepted,
+            answer=loop.create_future(),
+        )
         self._pending[pending.correlation] = pending
         try:
             await self._send(pending)
             while not pending.answer.done():
                 now = loop.time()
                 if now >= pending.deadline:
-                    raise AskTimeoutError(f"no answer within {timeout} s "
-                                     f"(sent {pending.sends} time(s))")
+                    raise AskTimeoutError(
+                        f"no answer within {timeout} s (sent {pending.sends} time(s))"
+                    )
                 wake_at = pending.deadline
                 if retry_after is not None and pending.owner is None:
                     wake_at = min(wake_at, pending.last_heard + retry_after)
@@ -294,18 +326,25 @@ class AskClient:
                 waiter = asyncio.ensure_future(pending.wake.wait())
                 either: set[asyncio.Future[Any]] = {waiter, pending.answer}
                 try:
-                    await asyncio.wait(either, timeout=max(0.0, wake_at - now),
-                                       return_when=asyncio.FIRST_COMPLETED)
+                    await asyncio.wait(
+                        either, timeout=max(0.0, wake_at - now), return_when=asyncio.FIRST_COMPLETED
+                    )
                 finally:
                     waiter.cancel()
                 if pending.answer.done():
                     break
                 now = loop.time()
-                retry_due = (retry_after is not None and pending.owner is None
-                             and pending.last_heard + retry_after <= now < pending.deadline)
+                retry_due = (
+                    retry_after is not None
+                    and pending.owner is None
+                    and pending.last_heard + retry_after <= now < pending.deadline
+                )
                 if pending.resend_now or retry_due:
-                    log.info("re-sending job %s (owner %s)", pending.correlation.hex()[:8],
-                             "lost" if pending.resend_now else "none")
+                    log.info(
+                        "re-sending job %s (owner %s)",
+                        pending.correlation.hex()[:8],
+                        "lost" if pending.resend_now else "none",
+                    )
                     await self._send(pending)
             return pending.answer.result()
         finally:
@@ -314,9 +353,11 @@ class AskClient:
     def _no_worker_message(self) -> str:
         offline = sum(status == Presence.OFFLINE for status in self.workers.values())
         known = f"; {offline} known worker(s) offline" if offline else ""
-        return (f"no worker is online: none announces 'online' on "
-                f"{status_filter(self.prefix)}{known} (start one with 'brudno mqtt', or "
-                "check --broker and --prefix)")
+        return (
+            f"no worker is online: none announces 'online' on "
+            f"{status_filter(self.prefix)}{known} (start one with 'brudno mqtt', or "
+            "check --broker and --prefix)"
+        )
 
     async def _send(self, pending: _Pending) -> None:
         loop = asyncio.get_running_loop()
@@ -331,8 +372,12 @@ class AskClient:
         props.CorrelationData = pending.correlation
         props.MessageExpiryInterval = max(1, math.ceil(pending.deadline - loop.time()))
         pending.sends += 1
-        if not await conn.publish(jobs_topic(self.prefix, pending.game), pending.payload,
-                                  qos=QoS.AT_LEAST_ONCE, properties=props):
+        if not await conn.publish(
+            jobs_topic(self.prefix, pending.game),
+            pending.payload,
+            qos=QoS.AT_LEAST_ONCE,
+            properties=props,
+        ):
             pending.resend_now = True
 
     # -- the connection ----------------------------------------------------------------------
@@ -399,8 +444,7 @@ class AskClient:
         """
         props = new_properties(PacketTypes.PUBLISH)
         props.CorrelationData = self._sync_token
-        if not await conn.publish(self.reply_topic, b"", qos=QoS.AT_LEAST_ONCE,
-                                  properties=props):
+        if not await conn.publish(self.reply_topic, b"", qos=QoS.AT_LEAST_ONCE, properties=props):
             log.debug("could not publish the presence marker")
 
     async def _read(self, conn: BrokerConnection) -> None:

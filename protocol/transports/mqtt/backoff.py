@@ -10,8 +10,9 @@ class Backoff:
     """Reconnect delays: doubling from ``initial_s`` up to ``maximum_s``, each drawn from the
     upper half of its range so a fleet that lost its broker does not return in lockstep."""
 
-    def __init__(self, initial_s: float, maximum_s: float,
-                 rng: Callable[[], float] = random.random) -> None:
+    def __init__(
+        self, initial_s: float, maximum_s: float, rng: Callable[[], float] = random.random
+    ) -> None:
         self._initial = initial_s
         self._maximum = max(initial_s, maximum_s)
         self._rng = rng

@@ -69,16 +69,24 @@ class BrokerConnection:
             self.error = error
             self.lost.set()
 
-    async def publish(self, topic: str, payload: str | bytes, *, qos: QoS,
-                      retain: bool = False, properties: Properties | None = None,
-                      timeout: float = PUBLISH_TIMEOUT_S) -> bool:
+    async def publish(
+        self,
+        topic: str,
+        payload: str | bytes,
+        *,
+        qos: QoS,
+        retain: bool = False,
+        properties: Properties | None = None,
+        timeout: float = PUBLISH_TIMEOUT_S,
+    ) -> bool:
         """Publish; True once the broker has it (QoS 1: acknowledged), False if the
         connection is lost or the broker does not acknowledge in time."""
         if not self.alive:
             return False
         sending = asyncio.ensure_future(
-            self.client.publish(topic, payload, qos=qos, retain=retain,
-                                properties=properties, timeout=timeout)
+            self.client.publish(
+                topic, payload, qos=qos, retain=retain, properties=properties, timeout=timeout
+            )
         )
         lost = asyncio.ensure_future(self.lost.wait())
         try:

@@ -143,11 +143,9 @@ def _check_go(limits: Limits, errors: tuple[str, ...], line: str) -> None:
     if errors:
         raise JobError(errors[0], line)
     if limits.waits_for_stop:
-        raise JobError("go infinite/ponder waits for a stop a job cannot send",
-                       line)
+        raise JobError("go infinite/ponder waits for a stop a job cannot send", line)
     if not (limits.is_timed or limits.depth or limits.nodes or limits.mate):
-        raise JobError("go needs a limit (depth, nodes, movetime, mate or a clock)",
-                       line)
+        raise JobError("go needs a limit (depth, nodes, movetime, mate or a clock)", line)
 
 
 def internal_error_line(incident: str, job: Job) -> str:

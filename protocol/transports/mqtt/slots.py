@@ -55,8 +55,14 @@ class _LeasedRunner:
     def __init__(self, slot: Slot) -> None:
         self._slot = slot
 
-    async def search(self, game: Game[Any], limits: Limits, control: SearchControl,
-                     on_info: InfoCallback, **options: Any) -> SearchResult:
+    async def search(
+        self,
+        game: Game[Any],
+        limits: Limits,
+        control: SearchControl,
+        on_info: InfoCallback,
+        **options: Any,
+    ) -> SearchResult:
         # Keyword options (multipv, move_overhead_ms, algorithm …) pass through unchanged.
         return await self._slot.runner.search(game, limits, control, on_info, **options)
 

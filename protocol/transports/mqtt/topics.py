@@ -53,7 +53,7 @@ def status_filter(prefix: str) -> str:
 def worker_from_status_topic(topic: str, prefix: str) -> str | None:
     head, tail = f"{prefix}/workers/", "/status"
     if topic.startswith(head) and topic.endswith(tail):
-        worker = topic[len(head):-len(tail)]
+        worker = topic[len(head) : -len(tail)]
         return worker if worker and "/" not in worker else None
     return None
 
@@ -61,7 +61,7 @@ def worker_from_status_topic(topic: str, prefix: str) -> str | None:
 def game_from_topic(topic: str, prefix: str) -> str:
     """The ``<game>`` level of a job topic (whatever follows ``<prefix>/jobs/``)."""
     head = f"{prefix}/jobs/"
-    return topic[len(head):] if topic.startswith(head) else topic
+    return topic[len(head) :] if topic.startswith(head) else topic
 
 
 def valid_response_topic(topic: object) -> TypeGuard[str]:

@@ -114,8 +114,10 @@ def reply_properties(correlation: bytes | None, status: ReplyStatus, worker: str
     props = new_properties(PacketTypes.PUBLISH)
     if correlation is not None:
         props.CorrelationData = correlation
-    props.UserProperty = [(ReplyProperty.STATUS.value, status.value),
-                          (ReplyProperty.WORKER.value, worker)]
+    props.UserProperty = [
+        (ReplyProperty.STATUS.value, status.value),
+        (ReplyProperty.WORKER.value, worker),
+    ]
     return props
 
 

@@ -230,9 +230,16 @@ class MqttWorker:
             await self._wait_tasks()
             for slot in self._all_slots:
                 await slot.runner.close()
-            log.info("%s", log_line("stopped", worker=config.worker_id,
-                                  searched=self.stats.searched, rejected=self.stats.rejected,
-                                  duplicates=self.stats.duplicates))
+            log.info(
+                "%s",
+                log_line(
+                    "stopped",
+                    worker=config.worker_id,
+                    searched=self.stats.searched,
+                    rejected=self.stats.rejected,
+                    duplicates=self.stats.duplicates,
+                ),
+            )
 
     async def _connect_loop(self, stop: asyncio.Event) -> None:
         config = self.config
@@ -245,8 +252,14 @@ class MqttWorker:
                 # OSError: certificate files unreadable, DNS, … — may well heal; retry.
                 if connect_failure_is_fatal(exc):
                     raise FatalBrokerError(f"the broker refused the login: {exc}") from exc
-                log.warning("%s", log_line("broker_unavailable", broker=config.broker.url,
-                                         error=str(exc) or type(exc).__name__))
+                log.warning(
+                    "%s",
+                    log_line(
+                        "broker_unavailable",
+                        broker=config.broker.url,
+                        error=str(exc) or type(exc).__name__,
+                    ),
+                )
             if stop.is_set():
                 break
             delay = backoff.next_delay()
@@ -262,11 +275,19 @@ class MqttWorker:
             props.SessionExpiryInterval = config.session_expiry_s
         will_props = new_properties(PacketTypes.WILLMESSAGE)
         will_props.MessageExpiryInterval = OFFLINE_EXPIRY_S
-        will = aiomqtt.Will(self._topic_status, Presence.OFFLINE.value, qos=QoS.AT_LEAST_ONCE,
-                            retain=True, properties=will_props)
+        will = aiomqtt.Will(
+            self._topic_status,
+            Presence.OFFLINE.value,
+            qos=QoS.AT_LEAST_ONCE,
+            retain=True,
+            properties=will_props,
+        )
         return config.broker.client(
-            config.worker_id, will=will, properties=props,
-            clean_start=config.session_expiry_s == 0, manual_ack=True,
+            config.worker_id,
+            will=will,
+            properties=props,
+            clean_start=config.session_expiry_s == 0,
+            manual_ack=True,
         )
 
     async def _connected_session(self, stop: asyncio.Event) -> bool:
@@ -293,20 +314,26 @@ class MqttWorker:
                         "and an ACL that allows them)"
                     )
                 reader = asyncio.create_task(self._read(conn), name="mqtt-reader")
-                if await conn.publish(self._topic_status, Presence.ONLINE.value,
-                                      qos=QoS.AT_LEAST_ONCE, retain=True):
+                if await conn.publish(
+                    self._topic_status, Presence.ONLINE.value, qos=QoS.AT_LEAST_ONCE, retain=True
+                ):
                     served = True
-                    log.info("%s", log_line("connected", broker=config.broker.url,
-                                          worker=config.worker_id,
-                                          concurrency=config.concurrency,
-                                          subscription=self._topic_jobs))
+                    log.info(
+                        "%s",
+                        log_line(
+                            "connected",
+                            broker=config.broker.url,
+                            worker=config.worker_id,
+                            concurrency=config.concurrency,
+                            subscription=self._topic_jobs,
+                        ),
+                    )
                     self.connected.set()
                     self._write_status_file(Presence.ONLINE)
                     self._resend_unsent()
                     waiting = asyncio.ensure_future(stop.wait())
                     try:
-                        await asyncio.wait({reader, waiting},
-                                           return_when=asyncio.FIRST_COMPLETED)
+                        await asyncio.wait({reader, waiting}, return_when=asyncio.FIRST_COMPLETED)
                     finally:
                         waiting.cancel()
                     if stop.is_set() and conn.alive:
@@ -320,8 +347,10 @@ class MqttWorker:
                     with contextlib.suppress(asyncio.CancelledError):
                         await reader
         if not stop.is_set():
-            log.warning("%s", log_line("connection_lost", broker=config.broker.url,
-                                     error=conn.error or "closed"))
+            log.warning(
+                "%s",
+                log_line("connection_lost", broker=config.broker.url, error=conn.error or "closed"),
+            )
         return served
 
     def _write_status_file(self, status: Presence) -> None:
@@ -339,8 +368,9 @@ class MqttWorker:
         """Take no more jobs, let the running ones finish (or stop them), say offline."""
         log.info("%s", log_line("shutdown", running=self.running_jobs))
         with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
-            await asyncio.wait_for(conn.client.unsubscribe(self._topic_jobs),
-                                   self.config.broker.timeout_s)
+            await asyncio.wait_for(
+                conn.client.unsubscribe(self._topic_jobs), self.config.broker.timeout_s
+            )
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._idle.wait(), self.config.shutdown_timeout_s)
         self._accepting = False
@@ -348,8 +378,13 @@ class MqttWorker:
         await self._wait_tasks()
         props = new_properties(PacketTypes.PUBLISH)
         props.MessageExpiryInterval = OFFLINE_EXPIRY_S
-        await conn.publish(self._topic_status, Presence.OFFLINE.value,
-                           qos=QoS.AT_LEAST_ONCE, retain=True, properties=props)
+        await conn.publish(
+            self._topic_status,
+            Presence.OFFLINE.value,
+            qos=QoS.AT_LEAST_ONCE,
+            retain=True,
+            properties=props,
+        )
 
     async def _stop_all_jobs(self) -> None:
         for session in list(self._sessions.values()):
@@ -386,14 +421,16 @@ class MqttWorker:
         correlation = correlation_of(props)
         if not valid_response_topic(response_topic):
             self.stats.unanswerable += 1
-            log.info("%s", log_line("unanswerable", topic=topic,
-                                  reason="no usable response topic"))
+            log.info("%s", log_line("unanswerable", topic=topic, reason="no usable response topic"))
             conn.ack(delivery.mid, delivery.qos)
             return
         raw = message.payload
         payload = bytes(raw) if isinstance(raw, bytes | bytearray) else str(raw or "").encode()
-        key = (JobKey.of(response_topic, correlation, topic, payload)
-               if correlation is not None else None)
+        key = (
+            JobKey.of(response_topic, correlation, topic, payload)
+            if correlation is not None
+            else None
+        )
         record = self._records.get(key) if key is not None else None
         if record is not None and key is not None:
             self.stats.duplicates += 1
@@ -402,8 +439,7 @@ class MqttWorker:
                 record.deliveries.append(delivery)
             log.info("%s", log_line("duplicate", topic=topic, state=record.state.value))
             if record.state is _JobState.RUNNING:
-                self._spawn(self._publish_status(record, ReplyStatus.ACCEPTED),
-                            "mqtt-accepted")
+                self._spawn(self._publish_status(record, ReplyStatus.ACCEPTED), "mqtt-accepted")
             else:
                 self._spawn(self._deliver(record), "mqtt-replay")
             return
@@ -430,8 +466,12 @@ class MqttWorker:
         one with the count when it has room again (a flood must not flood the log too)."""
         self.stats.dropped += 1
         if self._dropped_in_burst == 0:
-            log.warning("%s", log_line("intake_full", topic=topic, pending=self._pending,
-                                     action="dropping QoS 0 jobs"))
+            log.warning(
+                "%s",
+                log_line(
+                    "intake_full", topic=topic, pending=self._pending, action="dropping QoS 0 jobs"
+                ),
+            )
         self._dropped_in_burst += 1
 
     def _hold(self, record: _Record) -> None:
@@ -445,8 +485,9 @@ class MqttWorker:
         record.pending = False
         self._pending -= 1
         if self._dropped_in_burst and self._pending < self.intake_limit:
-            log.warning("%s", log_line("qos0_dropped", count=self._dropped_in_burst,
-                                     pending=self._pending))
+            log.warning(
+                "%s", log_line("qos0_dropped", count=self._dropped_in_burst, pending=self._pending)
+            )
             self._dropped_in_burst = 0
 
     def _remember(self, key: JobKey, record: _Record) -> None:
@@ -494,10 +535,17 @@ class MqttWorker:
         incident = uuid.uuid4().hex[:12]
         self.stats.failed += 1
         reported = isinstance(exc, JobFailedError)
-        log.error("%s", log_line("internal_error", incident=incident, game=job.game,
-                               go=printable(job.go, 160),
-                               detail=str(exc) if reported else None),
-                  exc_info=None if reported else exc)
+        log.error(
+            "%s",
+            log_line(
+                "internal_error",
+                incident=incident,
+                game=job.game,
+                go=printable(job.go, 160),
+                detail=str(exc) if reported else None,
+            ),
+            exc_info=None if reported else exc,
+        )
         return TerminalReply(ReplyStatus.ERROR, internal_error_line(incident, job))
 
     def _forget(self, record: _Record) -> None:
@@ -516,8 +564,12 @@ class MqttWorker:
         def hash_budget(mb: int) -> str | None:
             return None if mb <= limit else f"Hash above this worker's limit of {limit} MiB"
 
-        session = EngineSession(collector, runner_factory=slot.lease, hash_budget=hash_budget,
-                                eval_files=self.eval_files)
+        session = EngineSession(
+            collector,
+            runner_factory=slot.lease,
+            hash_budget=hash_budget,
+            eval_files=self.eval_files,
+        )
         self._sessions[id(record)] = session
         started = time.monotonic()
         try:
@@ -529,8 +581,12 @@ class MqttWorker:
                     raise JobFailedError(collector.internal_errors)
                 if collector.errors:
                     self.stats.rejected += 1
-                    log.info("%s", log_line("rejected", game=job.game,
-                                          reason=printable(collector.errors[0], 160)))
+                    log.info(
+                        "%s",
+                        log_line(
+                            "rejected", game=job.game, reason=printable(collector.errors[0], 160)
+                        ),
+                    )
                     return TerminalReply(ReplyStatus.ERROR, "\n".join(collector.errors))
             self.stats.searched += 1
             await self._publish_status(record, ReplyStatus.ACCEPTED)
@@ -539,16 +595,18 @@ class MqttWorker:
             if collector.internal_errors:
                 raise JobFailedError(collector.internal_errors)
             assert collector.final is not None
-            log.debug("%s", log_line("done", game=job.game,
-                                   ms=round((time.monotonic() - started) * 1000)))
+            log.debug(
+                "%s", log_line("done", game=job.game, ms=round((time.monotonic() - started) * 1000))
+            )
             return TerminalReply(ReplyStatus.DONE, "\n".join(collector.final))
         finally:
             del self._sessions[id(record)]
             await session.close()
             await slot.reset_after_job()
 
-    async def _follow(self, record: _Record, session: EngineSession,
-                      collector: ReplyCollector, slot: Slot) -> None:
+    async def _follow(
+        self, record: _Record, session: EngineSession, collector: ReplyCollector, slot: Slot
+    ) -> None:
         """Publish progress until the bestmove; enforce the job time limit."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.config.max_job_s
@@ -559,8 +617,7 @@ class MqttWorker:
                 # and the job ends with an error whatever else might.
                 raise JobFailedError(collector.internal_errors)
             try:
-                await asyncio.wait_for(collector.changed.wait(),
-                                       max(0.0, deadline - loop.time()))
+                await asyncio.wait_for(collector.changed.wait(), max(0.0, deadline - loop.time()))
             except TimeoutError:
                 if stage is _FollowStage.SEARCHING:
                     log.warning("%s", log_line("job_time_limit", seconds=self.config.max_job_s))
@@ -576,8 +633,9 @@ class MqttWorker:
             collector.changed.clear()
             ready = collector.take_ready()
             if ready:
-                await self._publish_reply(record, ReplyStatus.INFO, "\n".join(ready),
-                                          qos=QoS.AT_MOST_ONCE)
+                await self._publish_reply(
+                    record, ReplyStatus.INFO, "\n".join(ready), qos=QoS.AT_MOST_ONCE
+                )
 
     # -- replies -----------------------------------------------------------------------------
     def _finish(self, record: _Record, reply: TerminalReply) -> None:
@@ -620,15 +678,20 @@ class MqttWorker:
     async def _publish_status(self, record: _Record, status: ReplyStatus) -> None:
         await self._publish_reply(record, status, "", qos=QoS.AT_MOST_ONCE)
 
-    async def _publish_reply(self, record: _Record, status: ReplyStatus, payload: str, *,
-                             qos: QoS, conn: BrokerConnection | None = None) -> bool:
+    async def _publish_reply(
+        self,
+        record: _Record,
+        status: ReplyStatus,
+        payload: str,
+        *,
+        qos: QoS,
+        conn: BrokerConnection | None = None,
+    ) -> bool:
         conn = conn or self._conn
         if conn is None:
             return False
         props = reply_properties(record.correlation, status, self.config.worker_id)
         return await conn.publish(record.response_topic, payload, qos=qos, properties=props)
-
-
 
 
 # -- serving ---------------------------------------------------------------------------------
@@ -639,8 +702,9 @@ async def warm_up_runners(config: WorkerConfig) -> None:
         await asyncio.to_thread(warm_up)
 
 
-async def serve_mqtt(config: WorkerConfig, stop: asyncio.Event, *,
-                     ready: Callable[[MqttWorker], None] | None = None) -> None:
+async def serve_mqtt(
+    config: WorkerConfig, stop: asyncio.Event, *, ready: Callable[[MqttWorker], None] | None = None
+) -> None:
     """Run a worker until ``stop`` is set, then shut down gracefully.
 
     ``ready`` sees the worker before it connects (its counters, its ``connected`` event).

@@ -141,9 +141,7 @@ def test_negascout_re_searches_only_when_a_test_fails_high() -> None:
 
 # -- 4. the MT framework ---------------------------------------------------------------------
 @pytest.mark.parametrize(("b", "d", "order", "seed"), random_tree_cases(50, seed=3))
-def test_mtdf_from_the_true_value_makes_two_passes(
-    b: int, d: int, order: Order, seed: int
-) -> None:
+def test_mtdf_from_the_true_value_makes_two_passes(b: int, d: int, order: Order, seed: int) -> None:
     value = search("negamax", UniformTree(b, d, order, seed), d).value
     assert isinstance(value, int)
     result = search("mtdf", UniformTree(b, d, order, seed), d, guess=value)
@@ -192,8 +190,7 @@ def ratio_estimate(b: int, d: int, seeds: range) -> float:
     the parity of ``d``, so comparing depths two apart cancels it."""
     mean = {
         depth: sum(
-            search("alphabeta", UniformTree(b, depth, Order.RANDOM, s), depth).leaves
-            for s in seeds
+            search("alphabeta", UniformTree(b, depth, Order.RANDOM, s), depth).leaves for s in seeds
         )
         / len(seeds)
         for depth in (d - 2, d)

@@ -15,8 +15,10 @@ async def test_the_ask_client_knows_who_is_online(mosquitto: Mosquitto, mqtt_pre
         assert await ask.online_workers() == []
         with pytest.raises(NoWorkerOnlineError, match="no worker is online"):
             await ask.ask("chess", "go depth 1", timeout=HANG_TIMEOUT, require_worker=True)
-    async with running_worker(mosquitto, mqtt_prefix) as worker, \
-            ask_client(mosquitto, mqtt_prefix) as ask:
+    async with (
+        running_worker(mosquitto, mqtt_prefix) as worker,
+        ask_client(mosquitto, mqtt_prefix) as ask,
+    ):
         worker_id = worker.config.worker_id
         assert await ask.online_workers() == [worker_id]
         answer = await ask.ask("chess", "go depth 1", timeout=HANG_TIMEOUT, require_worker=True)

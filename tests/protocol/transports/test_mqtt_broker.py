@@ -65,18 +65,25 @@ def secure_broker(tmp_path: Path) -> Iterator[Mosquitto]:
 async def test_tls_with_a_password(secure_broker: Mosquitto, tmp_path: Path) -> None:
     await ensure_warm()
     mqtt_prefix = unique_prefix()
-    good = secure_broker.settings(tls=True, cafile=tmp_path / "ca.pem", username="bot",
-                                  password="correct horse")
-    async with running_worker(secure_broker, mqtt_prefix, broker=good) as worker, \
-            AskClient(good, prefix=mqtt_prefix) as ask:
+    good = secure_broker.settings(
+        tls=True, cafile=tmp_path / "ca.pem", username="bot", password="correct horse"
+    )
+    async with (
+        running_worker(secure_broker, mqtt_prefix, broker=good) as worker,
+        AskClient(good, prefix=mqtt_prefix) as ask,
+    ):
         answer = await ask.ask("chess", "go depth 2", timeout=HANG_TIMEOUT)
         assert chess.Move.from_uci(answer.bestmove or "") in chess.Board().legal_moves
         assert answer.worker == worker.config.worker_id
 
     # Wrong password: the worker gives up at once (retrying cannot fix it).
-    wrong = WorkerConfig(broker=secure_broker.settings(
-        tls=True, cafile=tmp_path / "ca.pem", username="bot", password="wrong"),
-        prefix=mqtt_prefix, worker_id="intruder")
+    wrong = WorkerConfig(
+        broker=secure_broker.settings(
+            tls=True, cafile=tmp_path / "ca.pem", username="bot", password="wrong"
+        ),
+        prefix=mqtt_prefix,
+        worker_id="intruder",
+    )
     with pytest.raises(FatalBrokerError, match="refused the login"):
         await asyncio.wait_for(MqttWorker(wrong).run(asyncio.Event()), HANG_TIMEOUT)
 

@@ -37,8 +37,15 @@ def fleet() -> Iterator[list[WorkerProcess]]:
         worker.close()
 
 
-def _start(fleet: list[WorkerProcess], brudno: list[str], broker: Mosquitto, mqtt_prefix: str,
-           worker_id: str, *extra: str, workdir: Path) -> WorkerProcess:
+def _start(
+    fleet: list[WorkerProcess],
+    brudno: list[str],
+    broker: Mosquitto,
+    mqtt_prefix: str,
+    worker_id: str,
+    *extra: str,
+    workdir: Path,
+) -> WorkerProcess:
     worker = WorkerProcess(brudno, broker, mqtt_prefix, worker_id, workdir, *extra)
     fleet.append(worker)
     return worker
@@ -50,7 +57,10 @@ def _legal(fen: str, move: str | None) -> bool:
 
 @pytest.mark.slow
 async def test_three_workers_share_sixty_jobs(
-    mosquitto: Mosquitto, mqtt_prefix: str, brudno: list[str], tmp_path: Path,
+    mosquitto: Mosquitto,
+    mqtt_prefix: str,
+    brudno: list[str],
+    tmp_path: Path,
     fleet: list[WorkerProcess],
 ) -> None:
     ids = ["w-a", "w-b", "w-c"]
@@ -59,10 +69,12 @@ async def test_three_workers_share_sixty_jobs(
     async with ask_client(mosquitto, mqtt_prefix) as ask:
         assert await ask.wait_workers(3, HANG_TIMEOUT) == ids
         fens = [POSITIONS[n % len(POSITIONS)] for n in range(60)]
-        answers = await asyncio.gather(*(
-            ask.ask("chess", f"position fen {fen}\ngo nodes 300", timeout=HANG_TIMEOUT * 3)
-            for fen in fens
-        ))
+        answers = await asyncio.gather(
+            *(
+                ask.ask("chess", f"position fen {fen}\ngo nodes 300", timeout=HANG_TIMEOUT * 3)
+                for fen in fens
+            )
+        )
     assert all(_legal(fen, a.bestmove) for fen, a in zip(fens, answers, strict=True))
     assert all(a.sends == 1 and not a.error for a in answers)
     taken = collections.Counter(a.worker for a in answers)
@@ -75,11 +87,15 @@ async def test_three_workers_share_sixty_jobs(
 
 @pytest.mark.slow
 async def test_a_job_of_a_killed_worker_is_answered_by_another(
-    mosquitto: Mosquitto, mqtt_prefix: str, brudno: list[str], tmp_path: Path,
+    mosquitto: Mosquitto,
+    mqtt_prefix: str,
+    brudno: list[str],
+    tmp_path: Path,
     fleet: list[WorkerProcess],
 ) -> None:
-    workers = {w: _start(fleet, brudno, mosquitto, mqtt_prefix, w, workdir=tmp_path)
-               for w in ("k1", "k2")}
+    workers = {
+        w: _start(fleet, brudno, mosquitto, mqtt_prefix, w, workdir=tmp_path) for w in ("k1", "k2")
+    }
     async with ask_client(mosquitto, mqtt_prefix) as ask:
         await ask.wait_workers(2, HANG_TIMEOUT)
         accepted_by: list[str] = []
@@ -89,9 +105,13 @@ async def test_a_job_of_a_killed_worker_is_answered_by_another(
             if len(accepted_by) == 1:
                 workers[worker_id].kill()  # mid-job: no reply, no PUBACK, no goodbye
 
-        answer = await ask.ask("chess", "position startpos moves e2e4 e7e5\ngo nodes 8000",
-                               timeout=HANG_TIMEOUT, retry_after=None,
-                               on_accepted=kill_first_taker)
+        answer = await ask.ask(
+            "chess",
+            "position startpos moves e2e4 e7e5\ngo nodes 8000",
+            timeout=HANG_TIMEOUT,
+            retry_after=None,
+            on_accepted=kill_first_taker,
+        )
         victim, survivor = accepted_by[0], ({"k1", "k2"} - {accepted_by[0]}).pop()
         board = chess.Board()
         board.push_uci("e2e4")
@@ -112,12 +132,16 @@ async def test_a_job_of_a_killed_worker_is_answered_by_another(
 
 @pytest.mark.slow
 async def test_the_worker_carries_on_through_a_broker_restart(
-    fresh_mosquitto: Mosquitto, mqtt_prefix: str, brudno: list[str], tmp_path: Path,
+    fresh_mosquitto: Mosquitto,
+    mqtt_prefix: str,
+    brudno: list[str],
+    tmp_path: Path,
     fleet: list[WorkerProcess],
 ) -> None:
     broker = fresh_mosquitto
-    worker = _start(fleet, brudno, broker, mqtt_prefix, "steady", "--session-expiry", "300",
-                    workdir=tmp_path)
+    worker = _start(
+        fleet, brudno, broker, mqtt_prefix, "steady", "--session-expiry", "300", workdir=tmp_path
+    )
     async with ask_client(broker, mqtt_prefix) as ask:
         await ask.wait_workers(1, HANG_TIMEOUT)
         first = await ask.ask("chess", "go depth 2", timeout=HANG_TIMEOUT)
@@ -131,8 +155,12 @@ async def test_the_worker_carries_on_through_a_broker_restart(
                 broker.restart()  # mid-job: both sides lose the connection
 
         fen = POSITIONS[1]
-        during = await ask.ask("chess", f"position fen {fen}\ngo nodes 6000",
-                               timeout=HANG_TIMEOUT, on_accepted=restart_broker)
+        during = await ask.ask(
+            "chess",
+            f"position fen {fen}\ngo nodes 6000",
+            timeout=HANG_TIMEOUT,
+            on_accepted=restart_broker,
+        )
         assert restarted.is_set()
         assert _legal(fen, during.bestmove) and during.worker == "steady"
 

@@ -62,19 +62,16 @@ def test_progress_is_thinned_to_the_last_line_per_depth_and_multipv() -> None:
     sink.send("info depth 2 currmove e2e4 currmovenumber 1", droppable=True)
     sink.send(f"info depth 2 seldepth 2 {stats}", droppable=True)
     assert sink.take_ready() == []  # depth 1 still open: a better line may come
-    sink.send(f"info depth 2 seldepth 2 multipv 1 score cp 9 lowerbound {stats} pv d2d4",
-              droppable=True)
-    assert sink.take_ready() == [
-        f"info depth 1 seldepth 1 multipv 1 score cp 5 {stats} pv e2e4"
-    ]
+    sink.send(
+        f"info depth 2 seldepth 2 multipv 1 score cp 9 lowerbound {stats} pv d2d4", droppable=True
+    )
+    assert sink.take_ready() == [f"info depth 1 seldepth 1 multipv 1 score cp 5 {stats} pv e2e4"]
     assert sink.changed.is_set()
     sink.send(f"info depth 2 seldepth 3 multipv 2 score cp 1 {stats} pv e2e4", droppable=True)
-    sink.send(f"info depth 2 seldepth 3 multipv 1 score cp 7 {stats} pv d2d4 d7d5",
-              droppable=True)
+    sink.send(f"info depth 2 seldepth 3 multipv 1 score cp 7 {stats} pv d2d4 d7d5", droppable=True)
     sink.send("info string error: illegal searchmove ignored (zz)")
     assert sink.errors == ["info string error: illegal searchmove ignored (zz)"]
-    sink.send(f"info depth 3 seldepth 3 multipv 1 score cp 8 {stats} pv e2e4 e7e5",
-              droppable=True)
+    sink.send(f"info depth 3 seldepth 3 multipv 1 score cp 8 {stats} pv e2e4 e7e5", droppable=True)
     sink.send("bestmove e2e4 ponder e7e5")
     # Whatever was not published yet goes out with the bestmove, in order.
     assert sink.take_ready() == []

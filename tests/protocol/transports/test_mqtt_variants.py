@@ -27,8 +27,10 @@ async def test_a_job_per_variant_gets_a_legal_bestmove(
 ) -> None:
     await ensure_warm()
     job = f"position startpos moves {' '.join(moves)}\ngo depth 3\n"
-    async with running_worker(mosquitto, mqtt_prefix) as worker, \
-            ask_client(mosquitto, mqtt_prefix) as ask:
+    async with (
+        running_worker(mosquitto, mqtt_prefix) as worker,
+        ask_client(mosquitto, mqtt_prefix) as ask,
+    ):
         answer = await ask.ask(variant, job, timeout=HANG_TIMEOUT, require_worker=True)
     assert not answer.error and answer.errors == (), answer.lines
     assert answer.worker == worker.config.worker_id

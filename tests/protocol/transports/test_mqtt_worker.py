@@ -61,8 +61,15 @@ class RawClient:
         self.replies: list[Reply] = []
         self.arrived = asyncio.Event()
 
-    async def publish(self, topic: str, payload: bytes, *, correlation: bytes | None = None,
-                      response_topic: str | None = "", qos: int = 1) -> None:
+    async def publish(
+        self,
+        topic: str,
+        payload: bytes,
+        *,
+        correlation: bytes | None = None,
+        response_topic: str | None = "",
+        qos: int = 1,
+    ) -> None:
         props = new_properties(PacketTypes.PUBLISH)
         if response_topic is not None:
             props.ResponseTopic = response_topic or self.response_topic
@@ -75,9 +82,14 @@ class RawClient:
             props = user_properties(message.properties)
             payload = message.payload
             assert isinstance(payload, bytes)
-            self.replies.append(Reply(props["status"], props["worker"],
-                                      correlation_of(message.properties),
-                                      tuple(payload.decode().splitlines())))
+            self.replies.append(
+                Reply(
+                    props["status"],
+                    props["worker"],
+                    correlation_of(message.properties),
+                    tuple(payload.decode().splitlines()),
+                )
+            )
             self.arrived.set()
 
     def of(self, correlation: bytes) -> list[Reply]:
@@ -85,16 +97,19 @@ class RawClient:
 
     async def terminal(self, correlation: bytes, count: int = 1) -> list[Reply]:
         """The replies for ``correlation`` once ``count`` terminal ones have arrived."""
+
         def done() -> bool:
             return sum(r.status in ("done", "error") for r in self.of(correlation)) >= count
+
         await wait_until(done, f"{count} terminal replies to {correlation!r}")
         return self.of(correlation)
 
 
 @contextlib.asynccontextmanager
 async def raw_client(broker: Mosquitto, mqtt_prefix: str) -> AsyncIterator[RawClient]:
-    async with aiomqtt.Client("127.0.0.1", broker.port,
-                              protocol=aiomqtt.ProtocolVersion.V5) as client:
+    async with aiomqtt.Client(
+        "127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5
+    ) as client:
         raw = RawClient(client, f"{mqtt_prefix}/replies/raw")
         await client.subscribe(raw.response_topic, qos=1)
         reader = asyncio.create_task(raw.read())
@@ -114,8 +129,10 @@ async def test_a_worker_answers_a_job_with_thinned_info_and_bestmove(
     mosquitto: Mosquitto, mqtt_prefix: str
 ) -> None:
     await ensure_warm()
-    async with running_worker(mosquitto, mqtt_prefix) as worker, \
-            raw_client(mosquitto, mqtt_prefix) as raw:
+    async with (
+        running_worker(mosquitto, mqtt_prefix) as worker,
+        raw_client(mosquitto, mqtt_prefix) as raw,
+    ):
         job = b"setoption name MultiPV value 2\nposition startpos moves e2e4\ngo depth 3\n"
         await raw.publish(jobs_topic(mqtt_prefix, "chess"), job, correlation=b"\x00job-1\xff")
         replies = await raw.terminal(b"\x00job-1\xff")
@@ -144,9 +161,11 @@ async def test_a_worker_answers_a_job_with_thinned_info_and_bestmove(
         assert all(" multipv 2 " not in line for line in final)
 
         # Other games: the topic's last level is the UCI_Variant; options pass through.
-        await raw.publish(jobs_topic(mqtt_prefix, "tictactoe"),
-                          b"setoption name Algorithm value alphabeta\n"
-                          b"position startpos\ngo depth 9", correlation=b"job-3")
+        await raw.publish(
+            jobs_topic(mqtt_prefix, "tictactoe"),
+            b"setoption name Algorithm value alphabeta\nposition startpos\ngo depth 9",
+            correlation=b"job-3",
+        )
         replies = await raw.terminal(b"job-3")
         assert replies[-1].status == "done"
         assert replies[-1].lines[-1].startswith("bestmove P@")
@@ -154,12 +173,15 @@ async def test_a_worker_answers_a_job_with_thinned_info_and_bestmove(
 
 async def test_the_ask_client_gets_the_answer(mosquitto: Mosquitto, mqtt_prefix: str) -> None:
     await ensure_warm()
-    async with running_worker(mosquitto, mqtt_prefix) as worker, \
-            ask_client(mosquitto, mqtt_prefix) as ask:
+    async with (
+        running_worker(mosquitto, mqtt_prefix) as worker,
+        ask_client(mosquitto, mqtt_prefix) as ask,
+    ):
         seen: list[str] = []
         fen = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"  # back-rank mate in one
-        answer = await ask.ask("chess", f"position fen {fen}\ngo depth 3\n",
-                               timeout=HANG_TIMEOUT, on_line=seen.append)
+        answer = await ask.ask(
+            "chess", f"position fen {fen}\ngo depth 3\n", timeout=HANG_TIMEOUT, on_line=seen.append
+        )
         assert answer.bestmove == "a1a8"
         assert answer.worker == worker.config.worker_id
         assert not answer.error and answer.sends == 1
@@ -172,8 +194,10 @@ async def test_bad_jobs_get_error_replies_and_never_kill_the_worker(
     mosquitto: Mosquitto, mqtt_prefix: str
 ) -> None:
     await ensure_warm()
-    async with running_worker(mosquitto, mqtt_prefix, max_hash_mb=32) as worker, \
-            raw_client(mosquitto, mqtt_prefix) as raw:
+    async with (
+        running_worker(mosquitto, mqtt_prefix, max_hash_mb=32) as worker,
+        raw_client(mosquitto, mqtt_prefix) as raw,
+    ):
         chess_topic = jobs_topic(mqtt_prefix, "chess")
         bad = {
             b"garbage": (chess_topic, b"\x00\xff\xfe\x01"),
@@ -190,8 +214,12 @@ async def test_bad_jobs_get_error_replies_and_never_kill_the_worker(
             await raw.publish(topic, payload, correlation=correlation)
         # No response topic: nowhere to answer, but it must not wedge the worker either.
         await raw.publish(chess_topic, b"go depth 1", correlation=b"lost", response_topic=None)
-        await raw.publish(chess_topic, b"go depth 1", correlation=b"wild",
-                          response_topic=f"{mqtt_prefix}/replies/+")
+        await raw.publish(
+            chess_topic,
+            b"go depth 1",
+            correlation=b"wild",
+            response_topic=f"{mqtt_prefix}/replies/+",
+        )
         await raw.publish(chess_topic, b"position startpos\ngo depth 2", correlation=b"good")
 
         expected = {
@@ -220,8 +248,10 @@ async def test_bad_jobs_get_error_replies_and_never_kill_the_worker(
 async def test_duplicates_are_answered_once(mosquitto: Mosquitto, mqtt_prefix: str) -> None:
     await ensure_warm()
     # Two slots, so the broker hands over the duplicate while the original still runs.
-    async with running_worker(mosquitto, mqtt_prefix, concurrency=2) as worker, \
-            raw_client(mosquitto, mqtt_prefix) as raw:
+    async with (
+        running_worker(mosquitto, mqtt_prefix, concurrency=2) as worker,
+        raw_client(mosquitto, mqtt_prefix) as raw,
+    ):
         topic = jobs_topic(mqtt_prefix, "chess")
         job = b"position startpos moves d2d4\ngo nodes 4000"
         await raw.publish(topic, job, correlation=b"dup")
@@ -248,14 +278,17 @@ async def test_receive_maximum_limits_jobs_in_flight(
 ) -> None:
     await ensure_warm()
     # The first job cannot end before the worker's time limit stops it.
-    async with running_worker(mosquitto, mqtt_prefix, concurrency=1, max_job_s=1.5) as worker, \
-            raw_client(mosquitto, mqtt_prefix) as raw:
+    async with (
+        running_worker(mosquitto, mqtt_prefix, concurrency=1, max_job_s=1.5) as worker,
+        raw_client(mosquitto, mqtt_prefix) as raw,
+    ):
         topic = jobs_topic(mqtt_prefix, "chess")
         await raw.publish(topic, b"go depth 40", correlation=b"long")
         for n in range(3):
             await raw.publish(topic, b"go depth 1", correlation=f"short-{n}".encode())
-        await wait_until(lambda: any(r.status == "accepted" for r in raw.of(b"long")),
-                         "the long job started")
+        await wait_until(
+            lambda: any(r.status == "accepted" for r in raw.of(b"long")), "the long job started"
+        )
         await asyncio.sleep(0.3)
         # The broker holds the other jobs back until the running one is acknowledged.
         assert worker.running_jobs == 1
@@ -271,8 +304,10 @@ async def test_a_job_over_the_time_limit_is_stopped_and_still_answered(
     mosquitto: Mosquitto, mqtt_prefix: str
 ) -> None:
     await ensure_warm()
-    async with running_worker(mosquitto, mqtt_prefix, max_job_s=0.5) as worker, \
-            raw_client(mosquitto, mqtt_prefix) as raw:
+    async with (
+        running_worker(mosquitto, mqtt_prefix, max_job_s=0.5) as worker,
+        raw_client(mosquitto, mqtt_prefix) as raw,
+    ):
         await raw.publish(jobs_topic(mqtt_prefix, "chess"), b"go depth 40", correlation=b"deep")
         replies = await raw.terminal(b"deep")
         assert replies[-1].status == "done"
@@ -309,10 +344,14 @@ async def test_concurrent_jobs_run_in_separate_processes(
     mosquitto: Mosquitto, mqtt_prefix: str, concurrency: int
 ) -> None:
     await ensure_warm()
-    async with running_worker(mosquitto, mqtt_prefix, concurrency=concurrency) as worker, \
-            ask_client(mosquitto, mqtt_prefix) as ask:
-        jobs = [ask.ask("chess", f"position startpos moves {m}\ngo nodes 3000",
-                        timeout=HANG_TIMEOUT) for m in ("e2e4", "d2d4", "c2c4", "g1f3")]
+    async with (
+        running_worker(mosquitto, mqtt_prefix, concurrency=concurrency) as worker,
+        ask_client(mosquitto, mqtt_prefix) as ask,
+    ):
+        jobs = [
+            ask.ask("chess", f"position startpos moves {m}\ngo nodes 3000", timeout=HANG_TIMEOUT)
+            for m in ("e2e4", "d2d4", "c2c4", "g1f3")
+        ]
         peak = 0
 
         async def watch() -> None:
@@ -340,14 +379,17 @@ async def test_ucinewgame_makes_answers_reproducible(
         tokens = line.split()
         for timed in ("nps", "time"):
             if timed in tokens:
-                del tokens[tokens.index(timed): tokens.index(timed) + 2]
+                del tokens[tokens.index(timed) : tokens.index(timed) + 2]
         return " ".join(tokens)
 
-    async with running_worker(mosquitto, mqtt_prefix) as worker, \
-            ask_client(mosquitto, mqtt_prefix) as ask:
+    async with (
+        running_worker(mosquitto, mqtt_prefix) as worker,
+        ask_client(mosquitto, mqtt_prefix) as ask,
+    ):
         first = await ask.ask("chess", job, timeout=HANG_TIMEOUT)
-        await ask.ask("chess", "position startpos moves g1f3\ngo nodes 800",
-                      timeout=HANG_TIMEOUT)  # fills the table with something else
+        await ask.ask(
+            "chess", "position startpos moves g1f3\ngo nodes 800", timeout=HANG_TIMEOUT
+        )  # fills the table with something else
         second = await ask.ask("chess", job, timeout=HANG_TIMEOUT)
         assert worker.stats.searched == 3
     assert _legal(first.bestmove, fen)
@@ -361,8 +403,9 @@ async def test_shutdown_stops_running_jobs_answers_them_and_goes_offline(
     async with raw_client(mosquitto, mqtt_prefix) as raw:
         async with running_worker(mosquitto, mqtt_prefix, shutdown_timeout_s=0.2) as worker:
             await raw.publish(jobs_topic(mqtt_prefix, "chess"), b"go depth 40", correlation=b"big")
-            await wait_until(lambda: any(r.status == "accepted" for r in raw.of(b"big")),
-                             "the job started")
+            await wait_until(
+                lambda: any(r.status == "accepted" for r in raw.of(b"big")), "the job started"
+            )
             worker_id = worker.config.worker_id
         # The context exit is the shutdown: the job was stopped and answered before offline.
         replies = await raw.terminal(b"big")
@@ -381,9 +424,12 @@ async def test_a_qos0_flood_is_bounded_and_the_worker_still_answers(
     def gated(hash_mb: int) -> SearchRunner:
         return GatedRunner(gate, hash_mb)
 
-    async with running_worker(mosquitto, mqtt_prefix, concurrency=1, backlog=3,
-                              runner_factory=gated) as worker, \
-            raw_client(mosquitto, mqtt_prefix) as raw:
+    async with (
+        running_worker(
+            mosquitto, mqtt_prefix, concurrency=1, backlog=3, runner_factory=gated
+        ) as worker,
+        raw_client(mosquitto, mqtt_prefix) as raw,
+    ):
         topic = jobs_topic(mqtt_prefix, "chess")
         flood = [f"q0-{n}".encode() for n in range(300)]
         job = b"\n" * 60_000 + b"position startpos\ngo depth 1"  # 64 KB-ish, as reported
@@ -391,10 +437,10 @@ async def test_a_qos0_flood_is_bounded_and_the_worker_still_answers(
             for correlation in flood:
                 await raw.publish(topic, job, correlation=correlation, qos=0)
             # A QoS 1 job while the intake is full: taken all the same, never dropped.
-            await raw.publish(topic, b"position startpos moves e2e4\ngo depth 1",
-                              correlation=b"q1")
-            await wait_until(lambda: worker.stats.received == len(flood) + 1,
-                             "the worker saw the whole flood")
+            await raw.publish(topic, b"position startpos moves e2e4\ngo depth 1", correlation=b"q1")
+            await wait_until(
+                lambda: worker.stats.received == len(flood) + 1, "the worker saw the whole flood"
+            )
             limit = worker.intake_limit
             assert limit == 1 + 3  # concurrency + backlog
             assert worker.stats.dropped == len(flood) - limit
@@ -408,8 +454,11 @@ async def test_a_qos0_flood_is_bounded_and_the_worker_still_answers(
         assert chess.Move.from_uci(replies[-1].lines[-1].split()[1]) in after_e4.legal_moves
 
         def answered() -> list[bytes]:
-            return [r.correlation or b"" for r in raw.replies
-                    if r.status in ("done", "error") and r.correlation in flood]
+            return [
+                r.correlation or b""
+                for r in raw.replies
+                if r.status in ("done", "error") and r.correlation in flood
+            ]
 
         await wait_until(lambda: len(answered()) == limit, "the QoS 0 jobs taken in are done")
         # Once the flood is over, a normal job is answered as ever.
@@ -437,8 +486,10 @@ async def test_reused_correlation_data_for_another_job_gets_that_jobs_answer(
     def best(reply: Reply) -> chess.Move:
         return chess.Move.from_uci(reply.lines[-1].split()[1])
 
-    async with running_worker(mosquitto, mqtt_prefix, concurrency=2) as worker, \
-            raw_client(mosquitto, mqtt_prefix) as raw:
+    async with (
+        running_worker(mosquitto, mqtt_prefix, concurrency=2) as worker,
+        raw_client(mosquitto, mqtt_prefix) as raw,
+    ):
         # One after the other: the second job must not get the first one's cached answer.
         await raw.publish(topic, white, correlation=b"same")
         await raw.terminal(b"same")
@@ -452,14 +503,19 @@ async def test_reused_correlation_data_for_another_job_gets_that_jobs_answer(
         await raw.publish(topic, white, correlation=b"twin")
         await raw.publish(topic, black, correlation=b"twin")
         twins = [r for r in await raw.terminal(b"twin", count=2) if r.status == "done"]
-        sides = sorted("white" if best(r) in chess.Board().legal_moves else
-                       "black" if best(r) in after_e4.legal_moves else "illegal" for r in twins)
+        sides = sorted(
+            "white"
+            if best(r) in chess.Board().legal_moves
+            else "black"
+            if best(r) in after_e4.legal_moves
+            else "illegal"
+            for r in twins
+        )
         assert sides == ["black", "white"]
 
         # The same text for another game is another job too.
         await raw.publish(topic, b"go depth 1", correlation=b"game")
-        await raw.publish(jobs_topic(mqtt_prefix, "tictactoe"), b"go depth 1",
-                          correlation=b"game")
+        await raw.publish(jobs_topic(mqtt_prefix, "tictactoe"), b"go depth 1", correlation=b"game")
         games = [r for r in await raw.terminal(b"game", count=2) if r.status == "done"]
         assert sorted(r.lines[-1].startswith("bestmove P@") for r in games) == [False, True]
         assert (worker.stats.searched, worker.stats.duplicates) == (6, 0)
@@ -475,15 +531,15 @@ async def test_an_internal_error_is_logged_in_full_and_answered_in_one_short_lin
     mosquitto: Mosquitto, mqtt_prefix: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    async with running_worker(mosquitto, mqtt_prefix, runner_factory=FailingRunner) as worker, \
-            raw_client(mosquitto, mqtt_prefix) as raw:
+    async with (
+        running_worker(mosquitto, mqtt_prefix, runner_factory=FailingRunner) as worker,
+        raw_client(mosquitto, mqtt_prefix) as raw,
+    ):
         topic = jobs_topic(mqtt_prefix, "chess")
         # The search fails inside the session (which answers UCI with a stand-in move) ...
-        await raw.publish(topic, b"position startpos moves e2e4\ngo depth 3",
-                          correlation=b"search")
+        await raw.publish(topic, b"position startpos moves e2e4\ngo depth 3", correlation=b"search")
         # ... or the worker's own work for the job fails (clearing the table).
-        await raw.publish(topic, b"ucinewgame\nposition startpos\ngo depth 3",
-                          correlation=b"clear")
+        await raw.publish(topic, b"ucinewgame\nposition startpos\ngo depth 3", correlation=b"clear")
         incidents = []
         for correlation in (b"search", b"clear"):
             replies = await raw.terminal(correlation)
@@ -494,17 +550,17 @@ async def test_an_internal_error_is_logged_in_full_and_answered_in_one_short_lin
             head = "info string error: internal error, see the worker's log for incident "
             assert line.startswith(head) and line.endswith(" (go depth 3)"), line
             assert "/" not in line and "Traceback" not in line and "secret" not in line
-            incidents.append(line[len(head):].split()[0])
+            incidents.append(line[len(head) :].split()[0])
         assert worker.stats.failed == 2 and worker.stats.searched == 1
     for incident in incidents:
         (record,) = [r for r in caplog.records if f"incident={incident}" in r.getMessage()]
         assert record.levelno == logging.ERROR
     # The full story, traceback and all, stays on the worker: for each failure, a record
     # with the exception that names the worker's file.
-    failures = [r for r in caplog.records if r.exc_info is not None
-                and SECRET_PATH in str(r.exc_info[1])]
-    assert {str(r.exc_info[1]).split(":")[0] for r in failures if r.exc_info} == {
-        "search", "clear"}
+    failures = [
+        r for r in caplog.records if r.exc_info is not None and SECRET_PATH in str(r.exc_info[1])
+    ]
+    assert {str(r.exc_info[1]).split(":")[0] for r in failures if r.exc_info} == {"search", "clear"}
     assert "Traceback" in caplog.text
 
 

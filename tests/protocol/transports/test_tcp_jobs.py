@@ -22,9 +22,12 @@ async def test_every_variant_searches_to_a_legal_bestmove(variant: str) -> None:
     async with running_server() as server:
         before = worker_pids()
         client = await TcpClient.open(server.port)
-        assert await client.exchange(
-            f"setoption name UCI_Variant value {variant}", "position startpos"
-        ) == []
+        assert (
+            await client.exchange(
+                f"setoption name UCI_Variant value {variant}", "position startpos"
+            )
+            == []
+        )
         await client.send("go depth 2")
         infos, best = await client.bestmove()
         # The search itself ran: no error, no fallback move, both iterations reported.

@@ -36,9 +36,15 @@ async def test_silent_sockets_cannot_lock_a_token_server_out(brudno: list[str]) 
     every legitimate client still authenticates and gets a session (``--max-sessions 1``:
     had silent sockets counted as sessions, nobody would)."""
     async with serve_process(
-        brudno, "--max-sessions", "1", "--max-pending-auth", str(BUDGET),
-        "--max-pending-per-address", str(BUDGET),
-        "--auth-timeout", "600",  # the silent sockets outlive the test: no timing involved
+        brudno,
+        "--max-sessions",
+        "1",
+        "--max-pending-auth",
+        str(BUDGET),
+        "--max-pending-per-address",
+        str(BUDGET),
+        "--auth-timeout",
+        "600",  # the silent sockets outlive the test: no timing involved
         env=env_without_token(BRUDNO_TOKEN=TOKEN),
     ) as server:
         await server.wait_for_log(rf"event=listening .* max_pending_auth={BUDGET} ")
@@ -100,8 +106,13 @@ async def test_per_address_limit_and_heaviest_address_pay_first() -> None:
     """Through the in-process server, several client addresses (127.0.0.x): an address at
     its own limit gives up its own oldest connection; a full budget takes the oldest of the
     address holding the most.  A legitimate client from yet another address gets in."""
-    async with running_server(token=TOKEN, max_sessions=1, max_pending_auth=4,
-                              max_pending_per_address=2, auth_timeout_s=600.0) as server:
+    async with running_server(
+        token=TOKEN,
+        max_sessions=1,
+        max_pending_auth=4,
+        max_pending_per_address=2,
+        auth_timeout_s=600.0,
+    ) as server:
 
         async def open_silent(local_host: str) -> TcpClient:
             client = await TcpClient.open(server.port, local_host=local_host)

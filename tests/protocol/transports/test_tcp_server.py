@@ -151,9 +151,7 @@ async def test_flood_beyond_max_sessions_is_refused_one_line_each() -> None:
         extra = await asyncio.gather(*(TcpClient.open(server.port) for _ in range(20)))
         refusals = await asyncio.gather(*(client.read_to_end() for client in extra))
         for lines in refusals:
-            assert lines == [
-                f"info string error: server full (4 sessions); {RETRY_LATER}"
-            ]
+            assert lines == [f"info string error: server full (4 sessions); {RETRY_LATER}"]
         for client in clients:  # the admitted sessions are unaffected
             assert await client.exchange("position startpos moves d2d4") == []
         for client in (*clients, *extra):
@@ -171,8 +169,7 @@ async def test_token_is_required_first_and_compared_exactly() -> None:
             await bad.send(bad_first_line)
             lines = await bad.read_to_end()
             assert lines == [
-                "info string error: authentication failed "
-                "(the first line must be 'auth <token>')"
+                "info string error: authentication failed (the first line must be 'auth <token>')"
             ]
             assert token not in " ".join(lines)
             await bad.close()

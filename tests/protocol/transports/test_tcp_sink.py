@@ -47,8 +47,7 @@ class StuckWriter:
 
 
 def _sink(writer: StuckWriter, lost: list[str], high: int = 200) -> TcpSink:
-    return TcpSink(cast(Any, writer), high_water=high, write_timeout_s=3600.0,
-                   on_lost=lost.append)
+    return TcpSink(cast(Any, writer), high_water=high, write_timeout_s=3600.0, on_lost=lost.append)
 
 
 async def test_infos_are_dropped_but_bestmove_is_kept() -> None:

@@ -34,12 +34,20 @@ class ListSink:
         self.lines.append(line)
 
 
-async def _search(runner: ProcessRunner, limits: Limits, control: SearchControl | None = None,
-                  fen: str | None = None) -> tuple[str | None, list[SearchInfo]]:
+async def _search(
+    runner: ProcessRunner,
+    limits: Limits,
+    control: SearchControl | None = None,
+    fen: str | None = None,
+) -> tuple[str | None, list[SearchInfo]]:
     infos: list[SearchInfo] = []
     result = await runner.search(
-        get_variant("chess").new(fen), limits, control or SearchControl(), infos.append,
-        multipv=1, move_overhead_ms=0,
+        get_variant("chess").new(fen),
+        limits,
+        control or SearchControl(),
+        infos.append,
+        multipv=1,
+        move_overhead_ms=0,
     )
     return result.best, infos
 
@@ -77,9 +85,7 @@ async def test_stop_and_ponderhit_reach_the_worker() -> None:
 
         # Pondering ignores the clock: only the forwarded ponderhit lets movetime expire.
         control = SearchControl(pondering=True)
-        search = asyncio.create_task(
-            _search(runner, Limits(ponder=True, movetime=50), control)
-        )
+        search = asyncio.create_task(_search(runner, Limits(ponder=True, movetime=50), control))
         await asyncio.sleep(0.3)
         assert not search.done()
         control.ponderhit()
@@ -162,10 +168,16 @@ async def test_watchdog_plays_the_last_iteration_for_a_worker_that_misses_its_de
     runner = ProcessRunner(1)
     infos: list[SearchInfo] = []
     try:
-        search = asyncio.create_task(runner.search(
-            get_variant("chess").new(), Limits(movetime=1000), SearchControl(), infos.append,
-            multipv=1, move_overhead_ms=0,
-        ))
+        search = asyncio.create_task(
+            runner.search(
+                get_variant("chess").new(),
+                Limits(movetime=1000),
+                SearchControl(),
+                infos.append,
+                multipv=1,
+                move_overhead_ms=0,
+            )
+        )
         await wait_until(lambda: any(i.pv for i in infos), "the first iteration")
         pid = runner.pid
         assert pid is not None
@@ -201,8 +213,14 @@ async def test_watchdog_plays_an_emergency_move_when_no_iteration_completed(
         os.kill(pid, signal.SIGSTOP)
         try:
             with caplog.at_level("WARNING", logger="protocol.uci.workers"):
-                result = await runner.search(game, Limits(movetime=100), SearchControl(),
-                                             infos.append, multipv=1, move_overhead_ms=0)
+                result = await runner.search(
+                    game,
+                    Limits(movetime=100),
+                    SearchControl(),
+                    infos.append,
+                    multipv=1,
+                    move_overhead_ms=0,
+                )
         finally:
             os.kill(pid, signal.SIGCONT)
         assert result.best == game.format_move(emergency_move(game))
@@ -226,12 +244,24 @@ async def test_the_algorithm_option_reaches_the_worker() -> None:
     try:
         for algorithm in ("pvs", "alphabeta"):
             expected = run_search(
-                Searcher(1), algorithm, game.copy(), Limits(depth=2), control=SearchControl(),
-                on_info=ignore_info, multipv=1, move_overhead_ms=0,
+                Searcher(1),
+                algorithm,
+                game.copy(),
+                Limits(depth=2),
+                control=SearchControl(),
+                on_info=ignore_info,
+                multipv=1,
+                move_overhead_ms=0,
             )
-            got = await runner.search(game.copy(), Limits(depth=2), SearchControl(),
-                                      ignore_info, multipv=1, move_overhead_ms=0,
-                                      algorithm=algorithm)
+            got = await runner.search(
+                game.copy(),
+                Limits(depth=2),
+                SearchControl(),
+                ignore_info,
+                multipv=1,
+                move_overhead_ms=0,
+                algorithm=algorithm,
+            )
             assert (got.best, got.nodes) == (expected.best, expected.nodes)
             nodes[algorithm] = got.nodes
     finally:
@@ -247,10 +277,16 @@ async def test_stop_is_answered_for_a_worker_that_cannot_answer() -> None:
     infos: list[SearchInfo] = []
     control = SearchControl()
     try:
-        search = asyncio.create_task(runner.search(
-            get_variant("chess").new(), Limits(infinite=True), control, infos.append,
-            multipv=1, move_overhead_ms=0,
-        ))
+        search = asyncio.create_task(
+            runner.search(
+                get_variant("chess").new(),
+                Limits(infinite=True),
+                control,
+                infos.append,
+                multipv=1,
+                move_overhead_ms=0,
+            )
+        )
         await wait_until(lambda: any(i.pv for i in infos), "the first iteration")
         pid = runner.pid
         assert pid is not None

@@ -239,8 +239,9 @@ def test_go_error_messages_escape_and_bound_the_offending_text() -> None:
     )
 
 
-@pytest.mark.parametrize("keyword", ["wtime", "btime", "winc", "binc", "movestogo", "movetime",
-                                     "depth", "mate"])
+@pytest.mark.parametrize(
+    "keyword", ["wtime", "btime", "winc", "binc", "movestogo", "movetime", "depth", "mate"]
+)
 @pytest.mark.parametrize("digits", [11, 400, 10_000])
 def test_go_huge_values_are_clamped_not_internal_errors(keyword: str, digits: int) -> None:
     """Issue 12 (5): a 400-digit movetime once became "int too large to convert to float"."""
@@ -250,9 +251,7 @@ def test_go_huge_values_are_clamped_not_internal_errors(keyword: str, digits: in
 
 def test_go_huge_negative_clock_and_node_counts_are_clamped() -> None:
     assert parse_command("go wtime -" + "9" * 5000) == Go(Limits(wtime=-GO_VALUE_CAP))
-    assert parse_command("go nodes 123456789012345678901234567890") == Go(
-        Limits(nodes=2**63 - 1)
-    )
+    assert parse_command("go nodes 123456789012345678901234567890") == Go(Limits(nodes=2**63 - 1))
     assert parse_command("go nodes 3000000000") == Go(Limits(nodes=3_000_000_000))
     assert parse_command("go depth 0000000000000000000000007") == Go(Limits(depth=7))
 
@@ -281,15 +280,45 @@ def test_parse_int_is_strict(text: str, expected: int | None) -> None:
 
 def test_command_words_are_the_documented_set() -> None:
     assert {
-        "uci", "debug", "isready", "setoption", "register", "ucinewgame", "position", "go",
-        "stop", "ponderhit", "quit", "d", "eval", "perft", "bench",
+        "uci",
+        "debug",
+        "isready",
+        "setoption",
+        "register",
+        "ucinewgame",
+        "position",
+        "go",
+        "stop",
+        "ponderhit",
+        "quit",
+        "d",
+        "eval",
+        "perft",
+        "bench",
     } == COMMAND_WORDS
 
 
 _ANY_TEXT = st.text(max_size=80)  # any code point, control characters and non-ASCII included
 _UCI_WORDS = st.sampled_from(
-    [*sorted(COMMAND_WORDS), "name", "value", "startpos", "fen", "moves", "searchmoves",
-     "depth", "wtime", "nodes", "mate", "perft", "infinite", "0", "-1", "e2e4", "<empty>"]
+    [
+        *sorted(COMMAND_WORDS),
+        "name",
+        "value",
+        "startpos",
+        "fen",
+        "moves",
+        "searchmoves",
+        "depth",
+        "wtime",
+        "nodes",
+        "mate",
+        "perft",
+        "infinite",
+        "0",
+        "-1",
+        "e2e4",
+        "<empty>",
+    ]
 )
 _WORDISH = st.lists(
     st.one_of(_UCI_WORDS, _ANY_TEXT),
@@ -303,8 +332,24 @@ def test_parse_command_is_total(line: str) -> None:
     result = parse_command(line)
     assert isinstance(
         result,
-        Uci | Debug | IsReady | SetOption | Register | UciNewGame | Position | Go | Stop
-        | PonderHit | Quit | Display | Eval | Perft | Bench | Empty | Invalid | Unknown,
+        Uci
+        | Debug
+        | IsReady
+        | SetOption
+        | Register
+        | UciNewGame
+        | Position
+        | Go
+        | Stop
+        | PonderHit
+        | Quit
+        | Display
+        | Eval
+        | Perft
+        | Bench
+        | Empty
+        | Invalid
+        | Unknown,
     )
     # every report carries text that fits on one output line
     if isinstance(result, Go):

@@ -49,10 +49,13 @@ def write_weights(path: Path, changes: dict[str, float]) -> Path:
 
 def heavy_knight_file(tmp_path: Path) -> Path:
     """Knights 500 cp dearer than shipped in both phases."""
-    return write_weights(tmp_path / "heavy.json", {
-        "material.mg.N": SHIPPED["material.mg.N"] + 500,
-        "material.eg.N": SHIPPED["material.eg.N"] + 500,
-    })
+    return write_weights(
+        tmp_path / "heavy.json",
+        {
+            "material.mg.N": SHIPPED["material.mg.N"] + 500,
+            "material.eg.N": SHIPPED["material.eg.N"] + 500,
+        },
+    )
 
 
 class ListSink:
@@ -118,7 +121,9 @@ def test_missing_features_keep_the_shipped_weight_and_fractions_are_rounded(
     loaded = load_weights(path, SHIPPED, game="chess")
     weights = loaded.evaluator.weights
     assert (weights["material.mg.N"], weights["tempo"], weights["rook.mg.open_file"]) == (
-        401, 12, -3
+        401,
+        12,
+        -3,
     )
     assert all(isinstance(value, int) for value in weights.values())  # the fast route stays
     assert weights["material.eg.N"] == SHIPPED["material.eg.N"]
@@ -142,23 +147,33 @@ BAD_FILES = [
     ("broken.json", b'{"tempo": ', "{path} is not JSON: Expecting value at line 1 column 11"),
     ("list.json", b"[1, 2]", "{path} holds a JSON list, not an object of feature weights"),
     ("number.json", b"42", "{path} holds a JSON int, not an object of feature weights"),
-    ("unknown.json", b'{"tempo": 3, "material.mg.Z": 1}',
-     "{path}: unknown chess features 'material.mg.Z'"),
+    (
+        "unknown.json",
+        b'{"tempo": 3, "material.mg.Z": 1}',
+        "{path}: unknown chess features 'material.mg.Z'",
+    ),
     ("string.json", b'{"tempo": "ten"}', "{path}: weights that are not numbers: 'tempo': \"ten\""),
     ("null.json", b'{"tempo": null}', "{path}: weights that are not numbers: 'tempo': null"),
     ("bool.json", b'{"tempo": true}', "{path}: weights that are not numbers: 'tempo': true"),
     ("nan.json", b'{"tempo": NaN}', "{path}: weights that are not numbers: 'tempo': NaN"),
     ("inf.json", b'{"tempo": 1e999}', "{path}: weights that are not numbers: 'tempo': Infinity"),
-    ("nested.json", b'{"tempo": {"mg": 1}}',
-     "{path}: weights that are not numbers: 'tempo': {\"mg\": 1}"),
-    ("huge.json", b'{"material.mg.N": 31000}',
-     "{path}: weights beyond ±10000 centipawns: 'material.mg.N': 31000"),
+    (
+        "nested.json",
+        b'{"tempo": {"mg": 1}}',
+        "{path}: weights that are not numbers: 'tempo': {\"mg\": 1}",
+    ),
+    (
+        "huge.json",
+        b'{"material.mg.N": 31000}',
+        "{path}: weights beyond ±10000 centipawns: 'material.mg.N': 31000",
+    ),
     ("latin1.json", b'{"tempo": 1, "caf\xe9": 2}', "{path} is not UTF-8 text"),
 ]
 
 
-@pytest.mark.parametrize(("name", "content", "message"), BAD_FILES,
-                         ids=[case[0] for case in BAD_FILES])
+@pytest.mark.parametrize(
+    ("name", "content", "message"), BAD_FILES, ids=[case[0] for case in BAD_FILES]
+)
 def test_bad_files_are_refused_naming_the_file_and_the_problem(
     tmp_path: Path, name: str, content: bytes | None, message: str
 ) -> None:
@@ -183,9 +198,11 @@ def test_a_directory_a_fifo_and_an_endless_device_are_refused_without_blocking(
 ) -> None:
     fifo = tmp_path / "pipe.json"
     os.mkfifo(fifo)  # opening it for reading would block until a writer came
-    for path, what in ((tmp_path, "cannot read {path}: Is a directory"),
-                       (fifo, "{path} is not a regular file"),
-                       (Path("/dev/zero"), "{path} is not a regular file")):
+    for path, what in (
+        (tmp_path, "cannot read {path}: Is a directory"),
+        (fifo, "{path} is not a regular file"),
+        (Path("/dev/zero"), "{path} is not a regular file"),
+    ):
         with pytest.raises(OptionError) as caught:
             load_weights(path, SHIPPED, game="chess")
         assert str(caught.value) == "EvalFile: " + what.format(path=path)
@@ -200,8 +217,15 @@ def test_an_oversized_file_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("value", "default"),
-    [("", True), ("  ", True), ("<default>", True), ("<DEFAULT>", True), ("<empty>", True),
-     ("default", False), ("w.json", False)],
+    [
+        ("", True),
+        ("  ", True),
+        ("<default>", True),
+        ("<DEFAULT>", True),
+        ("<empty>", True),
+        ("default", False),
+        ("w.json", False),
+    ],
 )
 def test_values_meaning_the_shipped_weights(value: str, default: bool) -> None:
     assert is_default_eval_file(value) is default
@@ -253,8 +277,10 @@ async def test_a_bad_file_changes_nothing(tmp_path: Path) -> None:
     typo = tmp_path / "typo.json"
     typo.write_text('{"material.mg.Knight": 900}')
     missing = tmp_path / "missing.json"
-    for path, what in ((missing, f"cannot read {missing}: No such file or directory"),
-                       (typo, f"{typo}: unknown chess features 'material.mg.Knight'")):
+    for path, what in (
+        (missing, f"cannot read {missing}: No such file or directory"),
+        (typo, f"{typo}: unknown chess features 'material.mg.Knight'"),
+    ):
         line = f"setoption name EvalFile value {path}"
         await session.handle(line)
         assert sink.take() == [f"info string error: EvalFile: {what} ({line})"]
@@ -346,13 +372,13 @@ async def test_a_server_without_a_weights_directory_refuses_every_file(tmp_path:
 def weights_dir(tmp_path: Path) -> Path:
     """A server's weights directory, next to files it must not hand out::
 
-        tmp/outside.json         a valid table, outside the directory
-        tmp/weights/heavy.json   knights 500 cp dearer
-        tmp/weights/sub/n.json   the same, in a subdirectory
-        tmp/weights/alias.json   -> heavy.json (a symlink that stays inside)
-        tmp/weights/escape.json  -> ../outside.json (a symlink leading out)
-        tmp/weights/typo.json    an unknown feature name
-        tmp/link                 -> weights (the directory named through a symlink)
+    tmp/outside.json         a valid table, outside the directory
+    tmp/weights/heavy.json   knights 500 cp dearer
+    tmp/weights/sub/n.json   the same, in a subdirectory
+    tmp/weights/alias.json   -> heavy.json (a symlink that stays inside)
+    tmp/weights/escape.json  -> ../outside.json (a symlink leading out)
+    tmp/weights/typo.json    an unknown feature name
+    tmp/link                 -> weights (the directory named through a symlink)
     """
     root = tmp_path / "weights"
     (root / "sub").mkdir(parents=True)
@@ -379,9 +405,17 @@ async def test_a_weights_directory_serves_its_files_and_nothing_else(
         assert session.options["EvalFile"] == value
     assert await evaluation(session, sink) == ("heavy.json", shipped[1] + 500)
     refused = [
-        "../outside.json", str(tmp_path / "outside.json"), str(weights_dir / "heavy.json"),
-        "escape.json", "sub/../../outside.json", "missing.json", "sub", ".", "/dev/zero",
-        "../../../../etc/passwd", "heavy.json\x00",
+        "../outside.json",
+        str(tmp_path / "outside.json"),
+        str(weights_dir / "heavy.json"),
+        "escape.json",
+        "sub/../../outside.json",
+        "missing.json",
+        "sub",
+        ".",
+        "/dev/zero",
+        "../../../../etc/passwd",
+        "heavy.json\x00",
     ]
     for value in refused:
         line = f"setoption name EvalFile value {value}"
@@ -417,8 +451,10 @@ def test_locating_files(tmp_path: Path, weights_dir: Path) -> None:
     )
     assert ANY_PATH.locate("~/w.json") == (Path.home() / "w.json", str(Path.home() / "w.json"))
     assert ANY_PATH.locate("../w.json") == (Path("../w.json"), "../w.json")
-    for directory, what in ((tmp_path / "nowhere", "does not exist"),
-                            (weights_dir / "heavy.json", "is not a directory")):
+    for directory, what in (
+        (tmp_path / "nowhere", "does not exist"),
+        (weights_dir / "heavy.json", "is not a directory"),
+    ):
         with pytest.raises(ValueError, match=f"^{directory} {what}$"):
             EvalFileAccess.within(directory)
     with pytest.raises(ValueError, match="exclude each other"):

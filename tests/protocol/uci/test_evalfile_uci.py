@@ -99,7 +99,7 @@ async def test_bad_files_get_one_error_line_and_the_old_table_stays(
     expected = {
         "missing.json": "cannot read {path}: No such file or directory",
         "broken.json": "{path} is not JSON: Expecting property name enclosed in double quotes"
-                       " at line 1 column 14",
+        " at line 1 column 14",
         "unknown.json": "{path}: unknown chess features 'material.mg.Knight'",
         "text.json": "{path}: weights that are not numbers: 'material.mg.N': \"nine hundred\"",
     }
@@ -124,8 +124,16 @@ async def test_bad_files_get_one_error_line_and_the_old_table_stays(
 def _expected(evaluator: LinearEvaluator | None) -> tuple[str, int]:
     """What an in-process search says at depth 1: best move and score."""
     game = get_variant("chess").new(FEN, evaluator=evaluator)
-    result = run_search(Searcher(16), "pvs", game, Limits(depth=1), control=SearchControl(),
-                        on_info=ignore_info, multipv=1, move_overhead_ms=0)
+    result = run_search(
+        Searcher(16),
+        "pvs",
+        game,
+        Limits(depth=1),
+        control=SearchControl(),
+        on_info=ignore_info,
+        multipv=1,
+        move_overhead_ms=0,
+    )
     assert result.best is not None and isinstance(result.score, Cp)
     return result.best, result.score.value
 
@@ -200,6 +208,4 @@ def test_serve_checks_its_eval_file_dir_at_startup(
     args = build_parser().parse_args(["serve", "--port", "0", "--eval-file-dir", str(missing)])
     assert args.eval_file_dir == missing
     assert args.run(args) == 2
-    assert capsys.readouterr().err == (
-        f"brudno serve: --eval-file-dir: {missing} does not exist\n"
-    )
+    assert capsys.readouterr().err == (f"brudno serve: --eval-file-dir: {missing} does not exist\n")

@@ -38,8 +38,7 @@ def _legal_at_start(line: str) -> bool:
 async def test_isready_and_stop_are_not_queued_behind_a_setoption(uci: UciProcess) -> None:
     """Defect 1: `go movetime 3000`, `setoption`, `isready`, `stop` answered readyok only
     after the search, and ignored stop.  With depth 100 a lost stop would hang the test."""
-    await uci.send("position startpos", "go depth 100", "setoption name Hash value 32",
-                   "isready")
+    await uci.send("position startpos", "go depth 100", "setoption name Hash value 32", "isready")
     lines = await uci.read_until(lambda s: s == "readyok" or _is_bestmove(s))
     assert lines[-1] == "readyok"  # before any bestmove: the search is still running
     await uci.send("stop")
@@ -156,8 +155,9 @@ async def test_the_queue_is_bounded(uci: UciProcess) -> None:
 async def test_every_go_gets_one_bestmove_also_when_stop_overtakes_a_queued_go(
     uci: UciProcess,
 ) -> None:
-    await uci.send("position startpos", "go infinite", "go depth 100", "go depth 100", "stop",
-                   "isready")
+    await uci.send(
+        "position startpos", "go infinite", "go depth 100", "go depth 100", "stop", "isready"
+    )
     # readyok and the three moves in any order: the stopped searches may answer before it.
     lines: list[str] = []
     while "readyok" not in lines or sum(_is_bestmove(s) for s in lines) < 3:

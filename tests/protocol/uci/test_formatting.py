@@ -104,8 +104,15 @@ def test_score_text_defaults_to_exact() -> None:
 INFO_LINES: list[tuple[SearchInfo, bool, str]] = [
     (
         SearchInfo(
-            depth=12, seldepth=18, multipv=1, score=Cp(34), nodes=123, nps=4567, time_ms=89,
-            hashfull=12, pv=("e2e4", "e7e5"),
+            depth=12,
+            seldepth=18,
+            multipv=1,
+            score=Cp(34),
+            nodes=123,
+            nps=4567,
+            time_ms=89,
+            hashfull=12,
+            pv=("e2e4", "e7e5"),
         ),
         False,
         "info depth 12 seldepth 18 multipv 1 score cp 34 nodes 123 nps 4567 hashfull 12 "
@@ -113,8 +120,15 @@ INFO_LINES: list[tuple[SearchInfo, bool, str]] = [
     ),
     (
         SearchInfo(
-            depth=9, seldepth=14, multipv=2, score=Mate(-3), nodes=5000, nps=100_000,
-            time_ms=50, hashfull=0, pv=("g1f3",),
+            depth=9,
+            seldepth=14,
+            multipv=2,
+            score=Mate(-3),
+            nodes=5000,
+            nps=100_000,
+            time_ms=50,
+            hashfull=0,
+            pv=("g1f3",),
         ),
         False,
         "info depth 9 seldepth 14 multipv 2 score mate -3 nodes 5000 nps 100000 hashfull 0 "
@@ -123,8 +137,16 @@ INFO_LINES: list[tuple[SearchInfo, bool, str]] = [
     # an aspiration fail-high: the bound follows the score, wdl follows the bound
     (
         SearchInfo(
-            depth=7, seldepth=10, score=Cp(80), bound=Bound.LOWER, nodes=10, nps=20,
-            time_ms=500, hashfull=3, pv=("d2d4",), wdl=(412, 560, 28),
+            depth=7,
+            seldepth=10,
+            score=Cp(80),
+            bound=Bound.LOWER,
+            nodes=10,
+            nps=20,
+            time_ms=500,
+            hashfull=3,
+            pv=("d2d4",),
+            wdl=(412, 560, 28),
         ),
         True,
         "info depth 7 seldepth 10 multipv 1 score cp 80 lowerbound wdl 412 560 28 nodes 10 "
@@ -132,8 +154,9 @@ INFO_LINES: list[tuple[SearchInfo, bool, str]] = [
     ),
     # wdl is sent only when asked for (UCI_ShowWDL) ...
     (
-        SearchInfo(depth=3, seldepth=3, score=Cp(-15), bound=Bound.UPPER, pv=("a2a3",),
-                   wdl=(100, 700, 200)),
+        SearchInfo(
+            depth=3, seldepth=3, score=Cp(-15), bound=Bound.UPPER, pv=("a2a3",), wdl=(100, 700, 200)
+        ),
         False,
         "info depth 3 seldepth 3 multipv 1 score cp -15 upperbound nodes 0 nps 0 hashfull 0 "
         "time 0 pv a2a3",
@@ -142,8 +165,7 @@ INFO_LINES: list[tuple[SearchInfo, bool, str]] = [
     (
         SearchInfo(depth=3, seldepth=3, score=Cp(-15), pv=("a2a3",)),
         True,
-        "info depth 3 seldepth 3 multipv 1 score cp -15 nodes 0 nps 0 hashfull 0 time 0 "
-        "pv a2a3",
+        "info depth 3 seldepth 3 multipv 1 score cp -15 nodes 0 nps 0 hashfull 0 time 0 pv a2a3",
     ),
     # a statistics tick: no score, no pv, so no multipv either; seldepth 0 is "not tracked"
     (

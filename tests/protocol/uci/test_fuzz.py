@@ -61,34 +61,48 @@ _bounded_go = st.one_of(
 _position = st.one_of(
     st.just("position startpos"),
     st.sampled_from(FENS).map(lambda f: f"position fen {f}"),
-    st.lists(st.sampled_from(["e2e4", "e7e5", "g1f3", "b8c6", "zz", "e2e5", "0000"]),
-             max_size=5).map(lambda ms: "position startpos moves " + " ".join(ms)),
+    st.lists(
+        st.sampled_from(["e2e4", "e7e5", "g1f3", "b8c6", "zz", "e2e5", "0000"]), max_size=5
+    ).map(lambda ms: "position startpos moves " + " ".join(ms)),
     _text.map(lambda t: f"position fen {t}"),
     st.just("position"),
 )
 
 _option = st.one_of(
-    st.sampled_from([
-        "setoption name Hash value 1",
-        "setoption name Hash value 99999",
-        "setoption name MultiPV value 2",
-        "setoption name MultiPV value 1",
-        "setoption name Clear Hash",
-        "setoption name UCI_Chess960 value true",
-        "setoption name UCI_Chess960 value false",
-        "setoption name UCI_ShowWDL value maybe",
-        "setoption name Nonexistent value 3",
-        "setoption name Move Overhead value -1",
-        "setoption name",
-    ]),
+    st.sampled_from(
+        [
+            "setoption name Hash value 1",
+            "setoption name Hash value 99999",
+            "setoption name MultiPV value 2",
+            "setoption name MultiPV value 1",
+            "setoption name Clear Hash",
+            "setoption name UCI_Chess960 value true",
+            "setoption name UCI_Chess960 value false",
+            "setoption name UCI_ShowWDL value maybe",
+            "setoption name Nonexistent value 3",
+            "setoption name Move Overhead value -1",
+            "setoption name",
+        ]
+    ),
     _numbers.map(lambda v: f"setoption name Hash value {v}"),
 )
 
 _noise = st.one_of(
     _text,
     st.binary(max_size=40).map(lambda b: b.decode("latin-1")),
-    st.sampled_from(["\x00", "\r", "stop stop", "isready now", "go perft 0", "perft -1",
-                     "debug maybe", "quit?", "uci " + "x" * 300]),
+    st.sampled_from(
+        [
+            "\x00",
+            "\r",
+            "stop stop",
+            "isready now",
+            "go perft 0",
+            "perft -1",
+            "debug maybe",
+            "quit?",
+            "uci " + "x" * 300,
+        ]
+    ),
 )
 
 _line = st.one_of(
@@ -96,8 +110,23 @@ _line = st.one_of(
     _position,
     _option,
     _noise,
-    st.sampled_from(["isready", "stop", "ponderhit", "ucinewgame", "d", "eval", "uci",
-                     "perft 2", "go perft 1", "bench 1", "debug on", "debug off", ""]),
+    st.sampled_from(
+        [
+            "isready",
+            "stop",
+            "ponderhit",
+            "ucinewgame",
+            "d",
+            "eval",
+            "uci",
+            "perft 2",
+            "go perft 1",
+            "bench 1",
+            "debug on",
+            "debug off",
+            "",
+        ]
+    ),
 )
 
 scripts = st.lists(_line, min_size=1, max_size=30)
@@ -124,8 +153,9 @@ def _is_bad(line: str) -> bool:
 
 
 def _options(session: EngineSession) -> list[object]:
-    return [session.options[spec.name] for spec in session.options.specs
-            if spec.name != "Clear Hash"]
+    return [
+        session.options[spec.name] for spec in session.options.specs if spec.name != "Clear Hash"
+    ]
 
 
 async def _run_in_process(script: list[str]) -> None:

@@ -26,8 +26,11 @@ async def test_every_variant_searches_in_a_worker_process(variant: str) -> None:
     sink = ListSink()
     session = EngineSession(sink, runner_factory=ProcessRunner)
     try:
-        for line in (f"setoption name UCI_Variant value {variant}", "position startpos",
-                     "go depth 3"):
+        for line in (
+            f"setoption name UCI_Variant value {variant}",
+            "position startpos",
+            "go depth 3",
+        ):
             await session.handle(line)
         await wait_until(lambda: any(s.startswith("bestmove") for s in sink.lines), "bestmove")
     finally:
