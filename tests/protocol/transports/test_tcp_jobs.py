@@ -9,6 +9,7 @@ the correct behaviour; timeouts only keep a broken server from hanging the suite
 
 from __future__ import annotations
 
+import chess
 import pytest
 
 from games.registry import get_variant
@@ -85,4 +86,37 @@ async def test_stop_ends_a_perft_and_the_session_carries_on() -> None:
         assert best in {game.format_move(move) for move in game.legal_moves()}
         await client.send("quit")
         assert await client.read_to_end() == []
+        await client.close()
+
+
+async def test_isready_and_stop_are_answered_while_a_setoption_waits_for_the_search() -> None:
+    """Issue 12 (1), over TCP: after ``go depth 100`` + ``setoption``, the session used to
+    answer nothing again.  Now readyok comes during the search, stop ends it, and the queued
+    setoption is applied afterwards (MultiPV 2 shows in the next search)."""
+    async with running_server() as server:
+        client = await TcpClient.open(server.port)
+        await client.send("position startpos", "go depth 100", "setoption name MultiPV value 2")
+        before = await client.exchange()  # isready: answered while the search runs
+        assert not [line for line in before if line.startswith("bestmove")], before
+        await client.send("stop")
+        _, best = await client.bestmove()
+        assert chess.Move.from_uci(best) in chess.Board().legal_moves, best
+        await client.send("go depth 2")
+        infos, _ = await client.bestmove()
+        assert any(" multipv 2 " in line for line in infos), infos
+        await client.send("quit")
+        await client.read_to_end()
+        await client.close()
+
+
+async def test_a_malformed_go_over_tcp_is_bounded() -> None:
+    """Issue 12 (6): ``go movetime -5`` pinned a worker's CPU until ``stop``."""
+    async with running_server() as server:
+        client = await TcpClient.open(server.port)
+        await client.send("position startpos", "go movetime -5")
+        infos, best = await client.bestmove()  # comes without a stop
+        assert any("error: movetime" in line for line in infos), infos
+        assert chess.Move.from_uci(best) in chess.Board().legal_moves, best
+        await client.send("quit")
+        await client.read_to_end()
         await client.close()
