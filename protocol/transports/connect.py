@@ -271,6 +271,21 @@ async def bridge(
 
 
 # -- the health check ------------------------------------------------------------------------
+def _without_readyok(
+    host: str, port: int, error: str, *, token_given: bool
+) -> tuple[PingStatus, str]:
+    """What a server that closed without ``readyok`` meant, from its last error line."""
+    if RETRY_LATER in error:
+        return PingStatus.BUSY, f"{host}:{port} is up but busy: {error}"
+    if not token_given and error.startswith(AUTH_FAILED):
+        return PingStatus.TOKEN_REQUIRED, (
+            f"the server at {host}:{port} requires a token and none was given"
+        )
+    return PingStatus.FAILED, f"{host}:{port} closed without readyok" + (
+        f": {error}" if error else ""
+    )
+
+
 async def ping(
     host: str, port: int, *, token: str | None = None, timeout: float = PING_TIMEOUT_S
 ) -> tuple[PingStatus, str]:
@@ -297,15 +312,7 @@ async def ping(
                         return PingStatus.READY, f"readyok from {host}:{port} in {elapsed:.1f} ms"
                     if text.startswith("info string error:"):
                         error = printable(text.removeprefix("info string error:").strip())
-                if RETRY_LATER in error:
-                    return PingStatus.BUSY, f"{host}:{port} is up but busy: {error}"
-                if token is None and error.startswith(AUTH_FAILED):
-                    return PingStatus.TOKEN_REQUIRED, (
-                        f"the server at {host}:{port} requires a token and none was given"
-                    )
-                return PingStatus.FAILED, f"{host}:{port} closed without readyok" + (
-                    f": {error}" if error else ""
-                )
+                return _without_readyok(host, port, error, token_given=token is not None)
             finally:
                 writer.close()
                 with contextlib.suppress(ConnectionError, OSError):
@@ -314,3 +321,5 @@ async def ping(
         return PingStatus.FAILED, f"no readyok from {host}:{port} within {timeout:g} s"
     except OSError as exc:
         return PingStatus.FAILED, f"cannot reach {host}:{port}: {exc}"
+    except ValueError:  # asyncio's reader refuses a line beyond its 64 KiB limit
+        return PingStatus.FAILED, f"{host}:{port} sent a line too long for a UCI server"

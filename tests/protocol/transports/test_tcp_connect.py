@@ -6,6 +6,8 @@ tests/brudno/test_connect_cli.py and tests/brudno/test_ping_cli.py.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from protocol.transports.connect import AddressError, PingStatus, parse_address, ping
@@ -39,3 +41,21 @@ async def test_ping_reports_ready_busy_and_unreachable() -> None:
         port = server.port
     code, message = await ping("127.0.0.1", port, token=token, timeout=5.0)
     assert code is PingStatus.FAILED and "cannot reach" in message
+
+
+async def test_ping_survives_a_server_that_sends_an_endless_line() -> None:
+    """A peer that is not a UCI server (or a hostile one) sends 70 KB without a newline:
+    ping reports it as a failure instead of raising (asyncio's line limit is 64 KiB)."""
+
+    async def flood(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readline()
+        writer.write(b"x" * 70_000 + b"\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(flood, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        status, message = await ping("127.0.0.1", port, timeout=10)
+    assert status is PingStatus.FAILED
+    assert "too long" in message
