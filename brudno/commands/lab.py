@@ -5,6 +5,7 @@ Usage (scripts depend on this interface)::
     brudno lab --tree B:D [--order perfect|worst|random] [--seed S] [--chance C]
                [--algorithms minimax,negamax,alphabeta,...] [--csv] [--plot FILE.png]
     brudno lab --game NAME [--fen F] --depth D [--algorithms ...] [--csv] [--plot FILE.png]
+    brudno lab --tree B:D --parallel P[,P...] [--algorithms pvsplit,ybwc,lazysmp] [--csv]
 
 Each algorithm searches the same position (or synthetic tree, :mod:`engine.lab.trees`) to the same
 depth with the same move order (``--iterative``: by iterative deepening, counting every
@@ -19,6 +20,13 @@ depth instead of the table; ``--markdown`` prints a Markdown table (as in docs/l
 ``--plot-metric leaves``) against depth per algorithm on a log scale, with the full and the
 minimal tree for reference on uniform trees.  Matplotlib is an optional extra
 (``pip install 'brudno[lab]'``), imported only for ``--plot``.
+
+``--parallel 1,2,4,...`` simulates P processors searching the tree with the parallel schemes
+of :mod:`engine.lab.parallel` (``--algorithms`` then names schemes; default all): one row per
+scheme and P with the parallel time in node steps, the nodes of all processors, speedup over
+serial alpha-beta, search overhead and idle fraction (``--csv`` header
+``scheme,processors,value,time,nodes,idle,serial_nodes,speedup,overhead,idle_fraction``);
+``--plot`` draws speedup against P.
 
 Progress goes to stderr while a run takes longer than a second (rewritten in place on a
 terminal, a line every ten seconds otherwise); ``--quiet`` silences it.  Ctrl-C prints the
@@ -52,13 +60,21 @@ from engine.lab.classic import (
     Value,
     search,
 )
-from engine.lab.trees import Order, TreeSpec, effective_branching_factor, knuth_moore_leaves
+from engine.lab.parallel import SCHEMES, ParallelResult, simulate
+from engine.lab.trees import (
+    Order,
+    TreeSpec,
+    UniformTree,
+    effective_branching_factor,
+    knuth_moore_leaves,
+)
 from engine.score import report
 from games.registry import GAMES, get_variant
 from protocol.uci.formatting import score_text
 
 __all__ = [
     "CSV_COLUMNS",
+    "PARALLEL_CSV_COLUMNS",
     "GameSource",
     "LabError",
     "LabRow",
@@ -68,9 +84,15 @@ __all__ = [
     "configure",
     "csv_text",
     "markdown_lines",
+    "parallel_csv_text",
+    "parallel_lines",
+    "parallel_markdown_lines",
+    "parallel_plot",
     "plot",
+    "processor_counts",
     "run",
     "run_lab",
+    "run_parallel",
     "table_lines",
 ]
 
@@ -88,6 +110,20 @@ CSV_COLUMNS = (
     "pv",
 )
 """The ``--csv`` header, in order (the first four are the documented interface)."""
+
+PARALLEL_CSV_COLUMNS = (
+    "scheme",
+    "processors",
+    "value",
+    "time",
+    "nodes",
+    "idle",
+    "serial_nodes",
+    "speedup",
+    "overhead",
+    "idle_fraction",
+)
+"""The ``--parallel --csv`` header, in order."""
 
 
 class PlotMetric(enum.StrEnum):
@@ -549,6 +585,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="what to plot",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument(
+        "--parallel",
+        metavar="P[,P...]",
+        type=processor_counts,
+        help="with --tree: simulate P processors with the parallel schemes ("
+        + ",".join(SCHEMES)
+        + "), e.g. 1,2,4,8",
+    )
+
+
+def processor_counts(text: str) -> list[int]:
+    """``--parallel``: one processor count or a comma-separated list, each at least 1."""
+    counts = [positive_int(part.strip()) for part in text.split(",") if part.strip()]
+    if not counts:
+        raise argparse.ArgumentTypeError(f"no processor count: {text!r}")
+    return list(dict.fromkeys(counts))
 
 
 def build_source(args: argparse.Namespace) -> Source:
@@ -597,6 +649,8 @@ def _title(source: Source, order: MoveOrder, iterative: bool) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.parallel is not None:
+        return _run_parallel(args)
     try:
         source = build_source(args)
         algorithms = _algorithms(args, source)
@@ -651,3 +705,139 @@ def run(args: argparse.Namespace) -> int:
             return 2
         print(f"brudno lab: plot written to {args.plot}", file=sys.stderr)
     return status
+
+
+# -- parallel search (--parallel) ------------------------------------------------------------
+def run_parallel(
+    tree: UniformTree, schemes: Sequence[str], processors: Sequence[int]
+) -> list[ParallelResult]:
+    """Every scheme on every processor count (scheme-major order)."""
+    unknown = [name for name in schemes if name not in SCHEMES]
+    if unknown or not schemes:
+        raise LabError(
+            f"unknown parallel scheme {', '.join(unknown) or '(none)'} "
+            f"(known: {', '.join(SCHEMES)})"
+        )
+    return [simulate(scheme, tree, p) for scheme in schemes for p in processors]
+
+
+def parallel_lines(results: Sequence[ParallelResult], title: str) -> list[str]:
+    """The human-readable ``--parallel`` table."""
+    serial = results[0].serial if results else 0
+    lines = [
+        f"# {title}; serial alpha-beta: {serial:,} nodes",
+        f"{'scheme':<8} {'P':>4} {'value':>7} {'time':>9} {'nodes':>10} {'speedup':>8} "
+        f"{'overhead':>9} {'idle':>6}",
+    ]
+    for r in results:
+        lines.append(
+            f"{r.scheme.value:<8} {r.processors:>4} {r.value:>7} {r.time:>9,} {r.nodes:>10,} "
+            f"{r.speedup:>8.2f} {r.overhead:>9.3f} {r.idle_fraction:>6.3f}"
+        )
+    if len({r.value for r in results}) > 1:
+        lines.append("# WARNING: the schemes disagree on the value")
+    return lines
+
+
+def parallel_markdown_lines(results: Sequence[ParallelResult]) -> list[str]:
+    """``--parallel --markdown``: a GitHub table, as in docs/lab.md."""
+    lines = [
+        "| scheme | P | time | nodes | speedup | overhead | idle |",
+        "|---|--:|--:|--:|--:|--:|--:|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.scheme.value} | {r.processors} | {r.time:,} | {r.nodes:,} | "
+            f"{r.speedup:.2f} | {r.overhead:+.2f} | {r.idle_fraction:.2f} |"
+        )
+    return lines
+
+
+def parallel_csv_text(results: Sequence[ParallelResult]) -> str:
+    """``--parallel --csv``: :data:`PARALLEL_CSV_COLUMNS`, one row per scheme and P."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(PARALLEL_CSV_COLUMNS)
+    for r in results:
+        writer.writerow(
+            [
+                r.scheme.value,
+                r.processors,
+                r.value,
+                r.time,
+                r.nodes,
+                r.idle,
+                r.serial,
+                f"{r.speedup:.4f}",
+                f"{r.overhead:.4f}",
+                f"{r.idle_fraction:.4f}",
+            ]
+        )
+    return buffer.getvalue()
+
+
+def parallel_plot(results: Sequence[ParallelResult], path: Path, *, title: str) -> None:
+    """Speedup against P per scheme, log-log, with the ideal ``speedup = P``."""
+    pyplot = _pyplot()
+    counts = sorted({r.processors for r in results})
+    figure, axes = pyplot.subplots(figsize=(8, 5))
+    for scheme in dict.fromkeys(r.scheme for r in results):
+        points = sorted((r.processors, r.speedup) for r in results if r.scheme is scheme)
+        axes.plot([p for p, _ in points], [s for _, s in points], marker="o", label=scheme.value)
+    axes.plot(counts, counts, linestyle="--", color="grey", linewidth=1.2, label="ideal (P)")
+    axes.set_xscale("log", base=2)
+    axes.set_yscale("log", base=2)
+    axes.set_xlabel("processors P")
+    axes.set_ylabel("speedup (serial alpha-beta nodes / parallel time)")
+    axes.set_title(title, fontsize=10)
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    pyplot.close(figure)
+
+
+def _parallel_tree(args: argparse.Namespace) -> TreeSource:
+    """The tree of a ``--parallel`` run; :class:`LabError` for what the simulation lacks."""
+    if args.tree is None:
+        raise LabError("--parallel goes with --tree (synthetic uniform trees only)")
+    if args.chance:
+        raise LabError("--parallel searches trees without chance nodes")
+    for flag, given in (("--iterative", args.iterative), ("--sweep", args.sweep)):
+        if given:
+            raise LabError(f"{flag} does not go with --parallel")
+    if args.guess is not None:
+        raise LabError("--guess does not go with --parallel")
+    source = build_source(args)
+    assert isinstance(source, TreeSource)
+    return source
+
+
+def _run_parallel(args: argparse.Namespace) -> int:
+    """``--parallel``: the schemes of :mod:`engine.lab.parallel` on every processor count."""
+    try:
+        source = _parallel_tree(args)
+        if args.plot is not None:
+            _pyplot()
+        tree = source.position(source.max_depth)
+        assert isinstance(tree, UniformTree)
+        schemes = list(SCHEMES) if args.algorithms is None else _algorithms(args, source)
+        results = run_parallel(tree, schemes, args.parallel)
+    except LabError as exc:
+        print(f"brudno lab: {exc}", file=sys.stderr)
+        return 2
+    title = f"{source.label}; parallel, simulated processors"
+    if args.csv:
+        sys.stdout.write(parallel_csv_text(results))
+    elif args.markdown:
+        print("\n".join(parallel_markdown_lines(results)))
+    else:
+        print("\n".join(parallel_lines(results, title)))
+    if args.plot is not None:
+        try:
+            parallel_plot(results, args.plot, title=title)
+        except OSError as exc:
+            print(f"brudno lab: {exc}", file=sys.stderr)
+            return 2
+        print(f"brudno lab: plot written to {args.plot}", file=sys.stderr)
+    return 0
