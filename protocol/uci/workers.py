@@ -50,7 +50,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
-from engine.control import SearchControl
+from engine.control import ControlEvent, SearchControl
 from engine.emergency import emergency_move
 from engine.game import Game
 from engine.info import Bound, InfoCallback, SearchInfo, SearchResult
@@ -575,23 +575,25 @@ class ProcessRunner:
 
         watchdog = _Watchdog(worker, seq, budget, on_info, emergency)
 
-        def forward(what: str) -> None:
+        def forward(event: ControlEvent) -> None:
             # Called where the session calls stop()/ponderhit(): on the event loop.
+            steering = msg.Stop(seq) if event is ControlEvent.STOP else msg.PonderHit(seq)
             if worker.alive and seq in worker.pending:
                 with contextlib.suppress(WorkerDiedError):
-                    worker.send(msg.Stop(seq) if what == "stop" else msg.PonderHit(seq))
-            if what == "ponderhit":
-                watchdog.start_clock()
-            elif what == "stop":
-                watchdog.stop_requested()
+                    worker.send(steering)
+            match event:
+                case ControlEvent.PONDERHIT:
+                    watchdog.start_clock()
+                case ControlEvent.STOP:
+                    watchdog.stop_requested()
 
         def steer(future: asyncio.Future[Any]) -> None:
             watchdog.watch(future, clock_started=not control.pondering, sent_at=sent_at)
             control.add_listener(forward)
             if control.stopped:
-                forward("stop")
+                forward(ControlEvent.STOP)
             elif control.ponderhit_at is not None:
-                forward("ponderhit")
+                forward(ControlEvent.PONDERHIT)
 
         message = msg.SearchJob(
             seq, game, limits, multipv, move_overhead_ms, control.pondering, sent_at, algorithm
@@ -607,15 +609,15 @@ class ProcessRunner:
         after_send = None
         if control is not None:
 
-            def forward(what: str) -> None:
-                if what == "stop" and worker.alive and seq in worker.pending:
+            def forward(event: ControlEvent) -> None:
+                if event is ControlEvent.STOP and worker.alive and seq in worker.pending:
                     with contextlib.suppress(WorkerDiedError):
                         worker.send(msg.Stop(seq))
 
             def steer(_future: asyncio.Future[Any]) -> None:
                 control.add_listener(forward)
                 if control.stopped:
-                    forward("stop")
+                    forward(ControlEvent.STOP)
 
             after_send = steer
         message = msg.CallJob(seq, fn, args, stoppable=control is not None)
