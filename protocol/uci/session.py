@@ -303,8 +303,7 @@ class EngineSession:
             case cmd.Register():
                 self._say("registration is not required")
             case cmd.Stop():
-                self._stopped_through = self._last_seq
-                self._stop_search()
+                self._stop_through(self._last_seq)
             case cmd.PonderHit():
                 self._ponderhit()
             case cmd.Quit():
@@ -327,9 +326,7 @@ class EngineSession:
             return
         seq = self._arrive()
         if isinstance(command, cmd.Go):
-            # A new search ends the one running and any queued before it.
-            self._stopped_through = seq - 1
-            self._stop_search()
+            self._stop_through(seq - 1)  # a new search ends the running one and those queued
         self._queue.append(_Queued(seq, command, line))
         if self._pump is None:
             self._pump = asyncio.create_task(self._run_queue())
@@ -362,8 +359,7 @@ class EngineSession:
         if self._queue:
             log.info("quit: %d queued command(s) dropped", len(self._queue))
             self._queue.clear()
-        self._stopped_through = self._last_seq
-        self._stop_search()
+        self._stop_through(self._last_seq)
         await self.close()
 
     async def _execute(self, item: _Queued) -> None:
@@ -662,6 +658,12 @@ class EngineSession:
         self._sink.send(
             info_line(info, show_wdl=self._options.get_bool("UCI_ShowWDL")), droppable=True
         )
+
+    def _stop_through(self, seq: int) -> None:
+        """End the running job and every ``go`` that arrived up to ``seq`` (those still
+        queued start stopped, see :meth:`_go`)."""
+        self._stopped_through = seq
+        self._stop_search()
 
     def _stop_search(self) -> None:
         if self._control is None or self._release is None:
