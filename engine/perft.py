@@ -13,16 +13,6 @@ from engine.control import SearchControl
 from engine.game import Game, MoveT
 
 
-class PerftStoppedError(Exception):
-    """``stop`` (or a disconnect) ended a perft early; ``counts`` holds the root moves
-    that were counted in full before it, so the caller can still show them."""
-
-    def __init__(self, counts: list[tuple[str, int]], total_moves: int) -> None:
-        super().__init__(f"perft stopped after {len(counts)} of {total_moves} root moves")
-        self.counts = counts
-        self.total_moves = total_moves
-
-
 def _never() -> bool:
     return False
 
@@ -56,33 +46,11 @@ class _AbandonedError(Exception):
     """Unwinds a stopped perft (the pushes are popped on the way out)."""
 
 
-def divide(
-    game: Game[MoveT], depth: int, *, control: SearchControl | None = None
-) -> list[tuple[str, int]]:
-    """Per-root-move counts (``depth`` >= 1), sorted by move text, as ``go perft`` prints.
-
-    Raises :class:`PerftStoppedError` (with the root moves counted so far) once ``control`` is
-    stopped: a perft 8 must end on ``stop`` or a disconnect, not hours later.
-    """
-    stopped = _never if control is None else (lambda: control.stopped)
-    counts = []
-    moves = game.legal_moves()
-    for move in moves:
-        game.push(move)
-        try:
-            counts.append((game.format_move(move), perft(game, depth - 1, stopped)))
-        except _AbandonedError:
-            raise PerftStoppedError(sorted(counts), len(moves)) from None
-        finally:
-            game.pop()
-    return sorted(counts)
-
-
 @dataclass(frozen=True, slots=True)
 class Divided:
-    """What a stoppable ``go perft`` hands back (a value, so it crosses a process boundary
-    as the exception would not): the per-root-move counts, and how many root moves there
-    were, which is more than ``len(counts)`` when ``stop`` came first."""
+    """Per-root-move counts, sorted by move text, and how many root moves there were: more
+    than ``len(counts)`` when ``stop`` came first.  A value, so it crosses the pipe from a
+    worker process."""
 
     counts: tuple[tuple[str, int], ...]
     root_moves: int
@@ -96,13 +64,29 @@ class Divided:
         return sum(count for _, count in self.counts)
 
 
+def divide(game: Game[MoveT], depth: int) -> list[tuple[str, int]]:
+    """Per-root-move counts (``depth`` >= 1), sorted by move text, as ``go perft`` prints."""
+    return list(_divide(game, depth, _never).counts)
+
+
 def divide_until_stopped(game: Game[MoveT], depth: int, *, control: SearchControl) -> Divided:
-    """:func:`divide` as a job that ``control`` can stop: the moves counted in full so far."""
-    try:
-        counts = divide(game, depth, control=control)
-    except PerftStoppedError as stopped:
-        return Divided(tuple(stopped.counts), stopped.total_moves)
-    return Divided(tuple(counts), len(counts))
+    """:func:`divide` as a job that ``control`` can stop: a perft 8 must end on ``stop`` or a
+    disconnect, not hours later, and still show the root moves counted in full."""
+    return _divide(game, depth, lambda: control.stopped)
+
+
+def _divide(game: Game[MoveT], depth: int, stopped: Callable[[], bool]) -> Divided:
+    counts = []
+    moves = game.legal_moves()
+    for move in moves:
+        game.push(move)
+        try:
+            counts.append((game.format_move(move), perft(game, depth - 1, stopped)))
+        except _AbandonedError:
+            break
+        finally:
+            game.pop()
+    return Divided(tuple(sorted(counts)), len(moves))
 
 
 @dataclass(frozen=True, slots=True)
