@@ -270,7 +270,10 @@ class EngineSession:
         await self._settle()
         self._closed = True
         if self._starting is not None and not self._starting.done():
+            # A worker still being started is ended by its runner on cancellation; wait for
+            # that, so a closed session leaves no task and no process behind.
             self._starting.cancel()
+            await asyncio.wait((self._starting,))
         await self._runner.close()
 
     # -- dispatch --------------------------------------------------------------------------

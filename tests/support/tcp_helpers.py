@@ -183,7 +183,7 @@ async def running_server(**settings: Any) -> AsyncIterator[TcpServer]:
     await wait_until(lambda: not (worker_pids() - workers_before), "the workers exited")
     for pid in started:
         await wait_until(lambda pid=pid: not pid_alive(pid), f"worker {pid} is reaped")
-    assert len(asyncio.all_tasks()) == tasks_before, [t.get_name() for t in asyncio.all_tasks()]
+    assert len(asyncio.all_tasks()) == tasks_before, [repr(t) for t in asyncio.all_tasks()]
 
 
 def env_without_token(**extra: str) -> dict[str, str]:

@@ -3,12 +3,14 @@ variant searches, the worker exists before the first ``go``, and perft/bench obe
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from games.registry import GAMES, get_variant
 from protocol.uci.session import EngineSession
 from protocol.uci.workers import ProcessRunner
-from tests.support.tcp_helpers import ensure_warm, wait_until
+from tests.support.tcp_helpers import ensure_warm, wait_until, worker_pids
 
 
 class ListSink:
@@ -79,3 +81,19 @@ async def test_stop_ends_perft_and_bench_in_the_worker(job: str) -> None:
         await wait_until(lambda: any(s.startswith("bestmove") for s in sink.lines), "bestmove")
     finally:
         await session.close()
+
+
+async def test_a_session_closed_while_its_worker_starts_leaves_nothing_behind() -> None:
+    """``quit`` as the first line: the worker's start (begun at that line) is still under
+    way when the session closes.  close() waits for it to be undone, so no task and no
+    worker process outlive the session (this leaked two tasks into the TCP tests)."""
+    await ensure_warm()
+    for _ in range(3):
+        tasks_before = len(asyncio.all_tasks())
+        workers_before = worker_pids()
+        session = EngineSession(ListSink(), runner_factory=ProcessRunner)
+        assert not await session.handle("quit")
+        assert len(asyncio.all_tasks()) == tasks_before
+        await wait_until(
+            lambda before=workers_before: not (worker_pids() - before), "the worker exited"
+        )
