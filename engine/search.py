@@ -357,6 +357,12 @@ class Searcher:
             nodes += 1
             if nodes >= next_poll:
                 poll(ply)
+            # This ply's line is reset on entry, before any return and whatever the window: a
+            # PV parent appends it to its move (also after a null-window child, once its alpha
+            # has risen to beta - 1), and a line left there by an earlier branch is not
+            # playable after that move.
+            pv_lines[ply] = _NO_PV
+            pv_node = beta - alpha > 1
             if is_terminal():
                 v = terminal_value()
                 return MATE - ply if v > 0 else (ply - MATE if v < 0 else DRAW)
@@ -365,9 +371,6 @@ class Searcher:
             if ply >= _PLY_CAP:
                 events += 1
                 return evaluate()
-            pv_node = beta - alpha > 1
-            if pv_node:
-                pv_lines[ply] = _NO_PV
             events_at_entry = events
             key = key_fn()
             entry = probe(key)
