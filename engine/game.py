@@ -24,7 +24,7 @@ Evaluation is linear (DESIGN.md): ``features()`` are numbers fᵢ of the positio
 move's point of view.  ``evaluate()`` may compute the same sum faster than going through the
 dictionary, but must agree with ``evaluator.evaluate(features())``.
 
-Optional capabilities (a static exchange test, a check test, chance nodes) are their own
+Optional capabilities (a static exchange test, a check test, chance nodes, move codes) are their own
 runtime-checkable protocols below, not members of :class:`Game`: a game that lacks one still
 satisfies the contract.  A search asks ``isinstance(game, Capability)`` once when it starts and
 binds what it found (or a stand-in) for its node functions, never ``getattr`` per node.  The
@@ -199,6 +199,31 @@ class CheckTest(Protocol[MoveT_contra]):
 
     def gives_check(self, move: MoveT_contra) -> bool:
         """Whether the legal ``move`` leaves the opponent in check."""
+        ...
+
+
+MOVE_CODE_LIMIT = 1 << 16
+"""Move codes are ``1 .. MOVE_CODE_LIMIT - 1`` (0 means "no move"): 16 bits of a table entry."""
+
+
+@runtime_checkable
+class MoveCodec(Protocol[MoveT]):
+    """Optional: a game numbers its moves the same way in every process.
+
+    A transposition table shared by several processes (Lazy SMP, :mod:`engine.smp`) stores
+    the best move as a number that another process must turn back into the same move, so
+    the number has to be a property of the move, not of whoever saw it first (a private table
+    interns moves instead).  A game without a codec still searches in parallel; its shared
+    entries just carry no move.
+    """
+
+    def move_code(self, move: MoveT) -> int:
+        """A number in ``1 .. MOVE_CODE_LIMIT - 1`` that only ``move`` has in this game."""
+        ...
+
+    def code_move(self, code: int) -> MoveT:
+        """The move whose :meth:`move_code` is ``code`` (independent of the position: the
+        table trusts a move stored under the position's full key)."""
         ...
 
 

@@ -24,6 +24,7 @@ won position and -1 for a lost one; the search still proves each result by reach
 
 from __future__ import annotations
 
+import bisect
 import re
 import threading
 from typing import TYPE_CHECKING, Final
@@ -64,6 +65,13 @@ Move = tuple[int, int]
 _LIVE_HEAP: Final = 3
 """The smallest heap that can be split: heaps of 1 and 2 are dead (the parts must differ).
 :meth:`Grundy.push` and :meth:`Grundy.pop` write it as the literal 3, a constant per node."""
+
+_CODE_BASE: Final = tuple(
+    1 + sum((h - 1) // 2 for h in range(_LIVE_HEAP, heap)) for heap in range(MAX_MATCHES + 1)
+)
+"""Move codes count the splits heap by heap: ``(heap, smaller)`` is number
+``_CODE_BASE[heap] + smaller - 1`` (a heap of ``h`` has ``(h - 1) // 2`` splits), so the
+splits of heaps up to :data:`MAX_MATCHES` take 62,250 codes and fit a table entry's 16 bits."""
 
 # -- Grundy values -----------------------------------------------------------------------------
 _VALUES: list[int] = [0, 0, 0]
@@ -339,6 +347,14 @@ class Grundy:
         if heap >= len(counts) or not counts[heap]:
             raise IllegalMoveError(f"there is no heap of {heap} (heaps: {self._heaps_text()})")
         return (heap, min(left, right))
+
+    def move_code(self, move: Move) -> int:
+        heap, smaller = move
+        return _CODE_BASE[heap] + smaller - 1
+
+    def code_move(self, code: int) -> Move:
+        heap = bisect.bisect_right(_CODE_BASE, code) - 1
+        return heap, code - _CODE_BASE[heap] + 1
 
     def format_move(self, move: Move) -> str:
         heap, smaller = move

@@ -376,6 +376,13 @@ class TicTacToe:
             raise IllegalMoveError(f"square {name} is already taken ({text})")
         return square
 
+    def move_code(self, move: int) -> int:
+        """The square plus one (0 means "no move")."""
+        return move + 1
+
+    def code_move(self, code: int) -> int:
+        return code - 1
+
     def format_move(self, move: int) -> str:
         return _MOVE_TEXT[move]
 

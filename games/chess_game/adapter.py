@@ -130,6 +130,8 @@ _STATUS_TEXT: Final = (
 )
 
 
+_MOVES_BY_CODE: list[chess.Move | None] = [None] * (chess.KING << 12)
+"""Decoded move codes, filled as codes are met: a table decodes a move per probe."""
 _EVAL_LIMIT: Final = 20_000
 """Static evaluations are clamped to this, far inside the search's mate scores: an ``EvalFile``
 table with absurd weights must not produce a "mate" out of material.  The one place where
@@ -625,6 +627,20 @@ class ChessGame:
 
     def format_move(self, move: chess.Move) -> str:
         return self._board.uci(move, chess960=self.chess960)
+
+    # -- move codes (engine.game.MoveCodec) -------------------------------------------------
+
+    def move_code(self, move: chess.Move) -> int:
+        """``from | to << 6 | promotion << 12``: at most 15 bits, never 0 (from != to)."""
+        return move.from_square | move.to_square << 6 | (move.promotion or 0) << 12
+
+    def code_move(self, code: int) -> chess.Move:
+        move = _MOVES_BY_CODE[code]
+        if move is None:
+            promotion = code >> 12
+            move = chess.Move(code & 63, (code >> 6) & 63, promotion or None)
+            _MOVES_BY_CODE[code] = move
+        return move
 
     def fen(self) -> str:
         return self._board.fen(shredder=self.chess960)

@@ -519,6 +519,13 @@ class Connect4:
             )
         return cell
 
+    def move_code(self, move: int) -> int:
+        """The move plus one (0 means "no move")."""
+        return move + 1
+
+    def code_move(self, code: int) -> int:
+        return code - 1
+
     def format_move(self, move: int) -> str:
         """The drop onto the move's landing square, e.g. ``P@d1``."""
         return _MOVE_TEXT[move]
