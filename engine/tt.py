@@ -1,27 +1,41 @@
-"""A bounded transposition table whose size is honest about CPython's memory.
+"""A bounded transposition table whose size is honest about CPython's memory, private to
+one search process or shared by several (Lazy SMP).
 
-Why packed arrays: a table of Python objects costs 150-250 bytes per entry (list slot, tuple,
+Why packed words: a table of Python objects costs 150-250 bytes per entry (list slot, tuple,
 boxed ints), so "16 MB" would hold fewer than 100,000 entries.  Here every slot is two unsigned
-64-bit words in :mod:`array` buffers (16 bytes): the full key, and the entry packed as
+64-bit words in one buffer (16 bytes): the *check word* and the *data word*, packed as
 
     bits  0-15  score + 32768          (node-relative: the caller applies ``to_tt``/``from_tt``)
     bits 16-31  static eval + 32768    (0 means "no eval stored")
     bits 32-39  draft (depth), 0..255  (:data:`EXHAUSTIVE` = the subtree was searched to the end)
     bits 40-41  bound (:data:`UPPER` = 1, :data:`LOWER` = 2, :data:`EXACT` = 3; 0 = empty slot)
-    bits 42-49  generation (the search that wrote it, modulo 256)
-    bits 50-63  move id (0 = no move)
+    bits 42-47  generation (the search that wrote it, modulo 64)
+    bits 48-63  move code (0 = no move)
 
-Moves are opaque hashable values owned by the game, so they cannot be packed; they are
-*interned* instead: each distinct move is kept once and entries store its small id.  Chess has
-fewer than 2,000 distinct moves, tic-tac-toe nine.  The intern table is charged against the
-same byte budget (a share of the table, at most :data:`_INTERN_BUDGET_MAX`), estimating each
-move's real cost from ``sys.getsizeof``; once the share is spent, entries for new moves are
-stored without a move (ordering degrades gracefully, correctness does not depend on it).
+The check word is ``key ^ data`` (the lockless scheme of Hyatt and Mann, "A lockless
+transposition table implementation for parallel search", ICGA Journal 2002): a probe accepts
+a slot only when its two words XOR to the key it looks for.  Processes sharing the table write
+the two words one after the other without a lock, so a reader can meet the check word of one
+entry next to the data word of another (a *torn* entry); the XOR then fails and the probe
+misses, instead of returning another position's score or move.  Each word is written with one
+aligned 8-byte store, which x86-64 and AArch64 never tear.
 
-Sizing: of ``size_mb`` MiB, a quarter (at most 1 MiB) is the move share, a few KiB cover the
-containers' headers, and the rest is divided into 16-byte slots; the tests check with
-``tracemalloc`` that a completely filled table stays within ``size_mb``.  ``hashfull()`` is
-UCI's: per mille of the first 1,000 slots holding an entry written by the current search.
+Moves.  Moves are opaque hashable values owned by the game, so they are stored as 16-bit
+codes.  A game that is a :class:`~engine.game.MoveCodec` numbers its moves itself, the same in
+every process (the search calls :meth:`TranspositionTable.use_codec` with it).  Otherwise a
+private table *interns* moves: each distinct move is kept once and entries store its small id.
+The intern table is charged against the same byte budget (a share of the table, at most
+:data:`_INTERN_BUDGET_MAX`), estimating each move's real cost from ``sys.getsizeof``; once the
+share is spent, entries for new moves are stored without a move (ordering degrades
+gracefully, correctness does not depend on it).  A shared table cannot intern (ids would mean
+different moves in different processes), so without a codec its entries carry no move.
+
+Sizing: of ``size_mb`` MiB, a private table gives a quarter (at most 1 MiB) to the move share,
+a few KiB cover the containers' headers, and the rest is divided into 16-byte slots; the tests
+check with ``tracemalloc`` that a completely filled table stays within ``size_mb``.  A shared
+table is one :class:`multiprocessing.shared_memory.SharedMemory` block of ``size_mb`` MiB: a
+64-byte header (the generation) and the slots.  ``hashfull()`` is UCI's: per mille of the
+first 1,000 slots holding an entry written by the current search.
 
 The table trusts a move whose slot carries the full 64-bit key: the search may play it before
 generating moves.  Keys wider than 64 bits are folded to their low 64 bits.
@@ -41,6 +55,8 @@ Replacement rule.  Slots come in buckets of two: the first is *depth-preferred*,
 
 A store without a move keeps the move already stored for the same key.  Deep, exact and recent
 entries therefore survive, while the always-replace slot keeps the newest positions available.
+In a shared table two processes may interleave these steps on one bucket; the worst outcome is
+a lost or duplicated entry, or a torn one that reads as a miss.
 """
 
 from __future__ import annotations
@@ -48,8 +64,12 @@ from __future__ import annotations
 import math
 import sys
 from array import array
-from collections.abc import Hashable
-from typing import NamedTuple
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
+
+from engine.game import MoveCodec
+from engine.shm import SharedWords
 
 # The bound flags stay plain ints, not an IntEnum: the node functions compare them on every
 # probe, and CPython 3.11 specialises comparisons of exact ints only (an IntEnum member makes
@@ -71,11 +91,14 @@ _SHIFT_EVAL = 16
 _SHIFT_DEPTH = 32
 _SHIFT_BOUND = 40
 _SHIFT_GEN = 42
-_SHIFT_MOVE = 50
-_MAX_MOVE_IDS = (1 << 14) - 1
+_GEN_MASK = 0x3F
+_SHIFT_MOVE = 48
+_MAX_MOVE_IDS = (1 << 16) - 1
 
 _SLOT_BYTES = 16
 """Two 64-bit words per slot."""
+_HEADER_WORDS = 8
+"""A shared block starts with 64 bytes of header: word 0 is the generation."""
 _FIXED_BYTES = 8192
 """Allowance for the table object, the array headers and the intern containers' headers."""
 _INTERN_OVERHEAD = 96
@@ -87,6 +110,8 @@ _CACHED_INTS = range(-5, 257)
 """The small ints CPython preallocates: every use shares them, so they cost nothing."""
 _MIN_BUCKETS = 2
 """The fewest buckets: 2, the smallest prime."""
+_CLEAR_CHUNK_WORDS = 1 << 17
+"""A shared table is cleared 1 MiB at a time (no second table-sized buffer)."""
 
 
 class Entry(NamedTuple):
@@ -97,6 +122,15 @@ class Entry(NamedTuple):
     depth: int
     bound: int
     static_eval: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class SharedTable:
+    """What another process needs to attach to a shared table (it pickles small)."""
+
+    name: str
+    size_mb: int
+    buckets: int
 
 
 def _object_bytes(obj: object) -> int:
@@ -130,32 +164,123 @@ def _bucket_count(slots: int) -> int:
     return n
 
 
+def _no_code(_move: Hashable) -> int:
+    """The encoder of a shared table for a game without a codec: entries carry no move."""
+    return 0
+
+
+class _Words(Protocol):
+    """The slots' 64-bit words: an ``array("Q")`` (private) or a ``memoryview`` (shared)."""
+
+    def __getitem__(self, index: int, /) -> int: ...
+
+    def __setitem__(self, index: int, value: int, /) -> None: ...
+
+    def __len__(self) -> int: ...
+
+
+class _PendingBlock:
+    """Marks a shared table between its blocks (before the first, after :meth:`close`)."""
+
+    name = ""
+
+
+_PENDING_BLOCK: Any = _PendingBlock()
+
+
 class TranspositionTable:
-    """Fixed-capacity hash table of search results, sized in MiB of real memory."""
+    """Fixed-capacity hash table of search results, sized in MiB of real memory.
+
+    ``TranspositionTable(size_mb)`` is private to this process; ``shared=True`` puts it in a
+    shared memory block that other processes :meth:`attach` to with its :attr:`shared`
+    handle.  Only the creator resizes, clears and ages a shared table (its generation lives
+    in the block, so every process writes entries of the same search), and the creator
+    deletes the block in :meth:`close`.  A closed table must not be used again.
+    """
 
     __slots__ = (
+        "_block",
         "_buckets",
-        "_data",
+        "_decode",
+        "_encode",
         "_gen",
+        "_header",
         "_intern_left",
-        "_keys",
         "_move_ids",
         "_moves",
+        "_owner",
         "_size_mb",
+        "_words",
         "entries",
     )
+    _words: _Words
+    _header: memoryview | None
+    _block: SharedWords | None
+    _moves: list[Hashable | None]
+    _move_ids: dict[Hashable, int]
+    _encode: Callable[[Any], int]
+    _decode: Callable[[int], Hashable | None]
 
-    def __init__(self, size_mb: int) -> None:
+    def __init__(self, size_mb: int, *, shared: bool = False) -> None:
+        self._init_fields(owner=True)
+        if shared:
+            self._block = _PENDING_BLOCK
+        self.resize(size_mb)
+
+    def _init_fields(self, *, owner: bool) -> None:
         self._size_mb = 0
         self._buckets = 1
         self.entries = 2
-        self._keys = array("Q")
-        self._data = array("Q")
+        self._words = array("Q")
+        self._header = None
+        self._block = None
+        self._owner = owner
         self._gen = 0
-        self._moves: list[Hashable | None] = [None]
-        self._move_ids: dict[Hashable, int] = {}
+        self._moves = [None]
+        self._move_ids = {}
         self._intern_left = 0
-        self.resize(size_mb)
+        self._encode = self._intern_id
+        self._decode = self._moves.__getitem__
+
+    # -- shared memory ---------------------------------------------------------------------
+    @classmethod
+    def attach(cls, shared: SharedTable) -> TranspositionTable:
+        """Another process's shared table, from its :attr:`shared` handle."""
+        table = cls.__new__(cls)
+        table._init_fields(owner=False)
+        block = SharedWords(name=shared.name)
+        table._map(block)
+        table._size_mb = shared.size_mb
+        table._buckets = shared.buckets
+        table.entries = shared.buckets * 2
+        table._encode = _no_code
+        return table
+
+    def _map(self, block: SharedWords) -> None:
+        self._block = block
+        self._header = block.view(0, _HEADER_WORDS)
+        self._words = block.view(_HEADER_WORDS)
+
+    @property
+    def shared(self) -> SharedTable | None:
+        """The handle other processes attach with; ``None`` for a private table."""
+        block = self._block
+        if block is None or block is _PENDING_BLOCK:
+            return None
+        return SharedTable(block.name, self._size_mb, self._buckets)
+
+    @property
+    def is_shared(self) -> bool:
+        return self._block is not None
+
+    def close(self) -> None:
+        """Let go of a shared block (its creator also deletes it); nothing for a private one."""
+        block = self._block
+        if block is None or block is _PENDING_BLOCK:
+            return
+        self._words, self._header = array("Q"), None
+        block.close()
+        self._block = _PENDING_BLOCK  # still shared: a resize makes a new block
 
     # -- size ----------------------------------------------------------------------------------
     @property
@@ -163,62 +288,104 @@ class TranspositionTable:
         return self._size_mb
 
     def resize(self, size_mb: int) -> None:
-        """Reallocate for ``size_mb`` MiB (at least 1); the contents are discarded."""
+        """Reallocate for ``size_mb`` MiB (at least 1); the contents are discarded.
+
+        A shared table gets a new block: attached processes must attach again."""
+        if not self._owner:
+            raise RuntimeError("only the process that created a shared table resizes it")
         size_mb = max(1, int(size_mb))
         total = size_mb << 20
-        intern_budget = min(total // 4, _INTERN_BUDGET_MAX)
-        slots = (total - intern_budget - _FIXED_BYTES) // _SLOT_BYTES
+        shared = self._block is not None
+        intern_budget = 0 if shared else min(total // 4, _INTERN_BUDGET_MAX)
+        fixed = _HEADER_WORDS * 8 if shared else _FIXED_BYTES
+        slots = (total - intern_budget - fixed) // _SLOT_BYTES
         self._size_mb = size_mb
         self._buckets = _bucket_count(slots)
         self.entries = self._buckets * 2
         # Release the old buffers before allocating the new ones, so peak memory stays bounded.
-        self._keys = array("Q")
-        self._data = array("Q")
-        self._keys = array("Q", bytes(8 * self.entries))
-        self._data = array("Q", bytes(8 * self.entries))
+        if shared:
+            self.close()
+            self._map(SharedWords(words=_HEADER_WORDS + 2 * self.entries))
+        else:
+            self._words = array("Q")
+            self._words = array("Q", bytes(8 * 2 * self.entries))
         self._reset_interning(intern_budget)
-        self._gen = 0
+        self._set_generation(0)
 
     def clear(self) -> None:
-        """Forget everything (``ucinewgame``), keeping the capacity."""
-        n = self.entries
-        self._keys = array("Q")
-        self._data = array("Q")
-        self._keys = array("Q", bytes(8 * n))
-        self._data = array("Q", bytes(8 * n))
-        self._reset_interning(min((self._size_mb << 20) // 4, _INTERN_BUDGET_MAX))
-        self._gen = 0
+        """Forget everything (``ucinewgame``), keeping the capacity.  Only the creator clears a
+        shared table (between searches); an attached process has nothing of its own to forget."""
+        if not self._owner:
+            return
+        words = self._words
+        if isinstance(words, memoryview):
+            zeros = array("Q", bytes(8 * _CLEAR_CHUNK_WORDS))
+            for start in range(0, len(words), _CLEAR_CHUNK_WORDS):
+                end = min(len(words), start + _CLEAR_CHUNK_WORDS)
+                words[start:end] = zeros[: end - start]
+        else:
+            self._words = array("Q")
+            self._words = array("Q", bytes(8 * 2 * self.entries))
+            self._reset_interning(min((self._size_mb << 20) // 4, _INTERN_BUDGET_MAX))
+        self._set_generation(0)
 
     def _reset_interning(self, budget: int) -> None:
+        interning = self._encode == self._intern_id
         self._moves = [None]
         self._move_ids = {}
         self._intern_left = budget
+        if interning:
+            self._decode = self._moves.__getitem__
+
+    def use_codec(self, codec: MoveCodec[Any] | None) -> None:
+        """Store moves as ``codec``'s numbers (the game being searched) or, with ``None``,
+        intern them (a shared table then stores no moves).  Entries written under another
+        codec must not be probed afterwards: clear the table when the game changes."""
+        if codec is not None:
+            self._encode = codec.move_code
+            self._decode = codec.code_move
+        elif self.is_shared:
+            self._encode = _no_code
+            self._decode = self._moves.__getitem__
+        else:
+            self._encode = self._intern_id
+            self._decode = self._moves.__getitem__
+
+    # -- generations ---------------------------------------------------------------------------
+    def _set_generation(self, gen: int) -> None:
+        self._gen = gen & _GEN_MASK
+        if self._header is not None and self._owner:
+            self._header[0] = self._gen
 
     def new_search(self) -> None:
-        """Start a new generation: older entries become the first to be replaced."""
-        self._gen = (self._gen + 1) & 0xFF
+        """Start a new generation: older entries become the first to be replaced.
+
+        A process attached to a shared table adopts its creator's generation instead (the
+        creator starts each search before its helpers do)."""
+        if self._owner:
+            self._set_generation(self._gen + 1)
+        elif self._header is not None:
+            self._gen = self._header[0] & _GEN_MASK
 
     # -- access --------------------------------------------------------------------------------
     def probe(self, key: int) -> Entry | None:
-        """The entry stored for ``key``, or ``None``."""
+        """The entry stored for ``key``, or ``None`` (also for a torn entry)."""
         key &= _MASK64
-        i = (key % self._buckets) << 1
-        keys = self._keys
-        if keys[i] == key:
-            d = self._data[i]
-            if d:
-                return self._unpack(d)
-        i += 1
-        if keys[i] == key:
-            d = self._data[i]
-            if d:
-                return self._unpack(d)
+        i = (key % self._buckets) << 2
+        words = self._words
+        d = words[i + 1]
+        if d and words[i] ^ d == key:
+            return self._unpack(d)
+        d = words[i + 3]
+        if d and words[i + 2] ^ d == key:
+            return self._unpack(d)
         return None
 
     def _unpack(self, d: int) -> Entry:
         ev = (d >> _SHIFT_EVAL) & 0xFFFF
+        code = d >> _SHIFT_MOVE
         return Entry(
-            self._moves[d >> _SHIFT_MOVE],
+            self._decode(code) if code else None,
             (d & 0xFFFF) - _OFFSET,
             (d >> _SHIFT_DEPTH) & 0xFF,
             (d >> _SHIFT_BOUND) & 3,
@@ -243,21 +410,20 @@ class TranspositionTable:
             depth = 0
         elif depth > MAX_DRAFT and depth != EXHAUSTIVE:
             depth = MAX_DRAFT
-        mid = 0 if move is None else self._move_ids.get(move, 0) or self._intern(move)
+        mid = 0 if move is None else self._encode(move)
         ev = (
             static_eval + _OFFSET
             if static_eval is not None and -_OFFSET < static_eval < _OFFSET
             else 0
         )
-        keys = self._keys
-        data = self._data
+        words = self._words
         gen = self._gen
-        i = (key % self._buckets) << 1
-        j = i + 1
-        old = data[i]
-        if keys[i] == key and old:
+        i = (key % self._buckets) << 2
+        j = i + 2
+        old = words[i + 1]
+        if old and words[i] ^ old == key:
             old_depth = (old >> _SHIFT_DEPTH) & 0xFF
-            if bound != EXACT and old_depth > depth + 2 and (old >> _SHIFT_GEN) & 0xFF == gen:
+            if bound != EXACT and old_depth > depth + 2 and (old >> _SHIFT_GEN) & _GEN_MASK == gen:
                 return
             if not mid:
                 mid = old >> _SHIFT_MOVE
@@ -266,31 +432,31 @@ class TranspositionTable:
             old_depth = (old >> _SHIFT_DEPTH) & 0xFF
             prefer = (
                 not old
-                or (old >> _SHIFT_GEN) & 0xFF != gen
+                or (old >> _SHIFT_GEN) & _GEN_MASK != gen
                 or depth >= old_depth
                 or (
                     bound == EXACT and (old >> _SHIFT_BOUND) & 3 != EXACT and depth + 2 >= old_depth
                 )
             )
-            if keys[j] == key and data[j]:
+            second = words[j + 1]
+            if second and words[j] ^ second == key:
                 if not mid:
-                    mid = data[j] >> _SHIFT_MOVE
+                    mid = second >> _SHIFT_MOVE
                 if prefer:
                     # Promote: the displaced entry takes this key's always-replace slot.
-                    keys[j] = keys[i]
-                    data[j] = old
+                    words[j] = words[i]
+                    words[j + 1] = old
                     target = i
                 else:
                     target = j
             elif prefer:
                 if old:
-                    keys[j] = keys[i]
-                    data[j] = old
+                    words[j] = words[i]
+                    words[j + 1] = old
                 target = i
             else:
                 target = j
-        keys[target] = key
-        data[target] = (
+        data = (
             (score + _OFFSET)
             | (ev << _SHIFT_EVAL)
             | (depth << _SHIFT_DEPTH)
@@ -298,9 +464,14 @@ class TranspositionTable:
             | (gen << _SHIFT_GEN)
             | (mid << _SHIFT_MOVE)
         )
+        words[target + 1] = data
+        words[target] = key ^ data
 
-    def _intern(self, move: Hashable) -> int:
-        """Give ``move`` an id, or 0 when the intern budget is spent."""
+    def _intern_id(self, move: Hashable) -> int:
+        """``move``'s id in a private table, interning it if the budget allows (else 0)."""
+        mid = self._move_ids.get(move)
+        if mid is not None:
+            return mid
         cost = _INTERN_OVERHEAD + _object_bytes(move)
         moves = self._moves
         if cost > self._intern_left or len(moves) > _MAX_MOVE_IDS:
@@ -314,12 +485,12 @@ class TranspositionTable:
     # -- statistics ----------------------------------------------------------------------------
     def hashfull(self) -> int:
         """Per mille of the first 1,000 slots holding an entry of the current search (UCI)."""
-        data = self._data
+        words = self._words
         n = min(1000, self.entries)
         gen = self._gen
         used = 0
-        for i in range(n):
-            d = data[i]
-            if d and (d >> _SHIFT_GEN) & 0xFF == gen:
+        for i in range(1, 2 * n, 2):
+            d = words[i]
+            if d and (d >> _SHIFT_GEN) & _GEN_MASK == gen:
                 used += 1
         return used * 1000 // n

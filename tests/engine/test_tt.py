@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import gc
+import itertools
+import multiprocessing
+import random
 import tracemalloc
 from collections.abc import Callable, Iterator
 
@@ -10,7 +13,8 @@ import chess
 import pytest
 
 from engine.score import mate_in, mated_in, to_tt
-from engine.tt import EXACT, EXHAUSTIVE, LOWER, UPPER, Entry, TranspositionTable
+from engine.tt import EXACT, EXHAUSTIVE, LOWER, UPPER, Entry, SharedTable, TranspositionTable
+from games.registry import GAMES
 from tests.support.toy_game import mix
 
 
@@ -239,3 +243,140 @@ def test_interned_moves_of_any_kind_stay_within_the_size(kind: str) -> None:
     used, tt = traced_bytes(fill)
     assert used <= 1 << 20, f"{used} bytes for a 1 MiB table"
     assert tt.probe(mix(0)) == Entry(make(0), 0, 1, EXACT, None)  # early moves were interned
+
+
+# -- shared tables (Lazy SMP) -------------------------------------------------------------------
+@pytest.fixture
+def shared_pair() -> Iterator[tuple[TranspositionTable, TranspositionTable]]:
+    """A shared table and a second mapping of it, as a helper process holds one."""
+    owner = TranspositionTable(1, shared=True)
+    handle = owner.shared
+    assert handle is not None
+    attached = TranspositionTable.attach(handle)
+    yield owner, attached
+    attached.close()
+    owner.close()
+
+
+def test_a_shared_table_is_one_table_for_every_mapping(
+    shared_pair: tuple[TranspositionTable, TranspositionTable],
+) -> None:
+    owner, attached = shared_pair
+    owner.store(42, None, 17, 5, EXACT, 3)
+    attached.store(43, None, -5, 2, LOWER)
+    assert attached.probe(42) == Entry(None, 17, 5, EXACT, 3)
+    assert owner.probe(43) == Entry(None, -5, 2, LOWER, None)
+    assert attached.entries == owner.entries
+
+
+def test_an_attached_table_writes_the_creators_generation(
+    shared_pair: tuple[TranspositionTable, TranspositionTable],
+) -> None:
+    owner, attached = shared_pair
+    owner.new_search()
+    owner.new_search()
+    attached.new_search()  # adopts the creator's generation instead of counting its own
+    attached.store(5, None, 1, 1, EXACT)
+    assert owner.hashfull() == 1 and attached.hashfull() == 1  # slot 10 of the first 1,000
+
+
+def test_clearing_a_shared_table_clears_every_mapping(
+    shared_pair: tuple[TranspositionTable, TranspositionTable],
+) -> None:
+    owner, attached = shared_pair
+    for key in range(100):
+        attached.store(mix(key), None, key, 3, EXACT)
+    attached.clear()  # only the creator clears: an attached process has nothing to forget
+    assert owner.probe(mix(7)) is not None
+    owner.clear()
+    assert all(attached.probe(mix(key)) is None for key in range(100))
+
+
+def test_a_torn_entry_reads_as_a_miss_never_as_another_entry(
+    shared_pair: tuple[TranspositionTable, TranspositionTable],
+) -> None:
+    """Two processes writing one slot can leave one entry's check word beside another's data
+    word; the XOR check must turn that into a miss for both keys."""
+    owner, _ = shared_pair
+    a, b = same_bucket_keys(owner, 2)
+    words = owner._words
+    owner.store(a, None, 111, 9, EXACT)
+    check_a, data_a = words[_slot_word(owner, a)], words[_slot_word(owner, a) + 1]
+    owner.clear()
+    owner.store(b, None, -222, 9, EXACT)
+    i = _slot_word(owner, b)
+    assert i == _slot_word(owner, a)  # same bucket, same depth-preferred slot
+    check_b, data_b = words[i], words[i + 1]
+    for check, data in ((check_a, data_b), (check_b, data_a)):
+        words[i], words[i + 1] = check, data
+        assert owner.probe(a) is None
+        assert owner.probe(b) is None
+    words[i], words[i + 1] = check_b, data_b
+    assert owner.probe(b) == Entry(None, -222, 9, EXACT, None)
+
+
+def _slot_word(tt: TranspositionTable, key: int) -> int:
+    """Index of the check word of ``key``'s depth-preferred slot."""
+    return (key % (tt.entries // 2)) * 4
+
+
+def test_concurrent_writers_never_make_a_wrong_entry() -> None:
+    """Real processes hammer one small shared table with entries whose score is a function of
+    the key, while this process reads: every hit must carry its own key's score."""
+    owner = TranspositionTable(1, shared=True)
+    handle = owner.shared
+    assert handle is not None
+    context = multiprocessing.get_context("spawn")
+    writers = [context.Process(target=hammer, args=(handle, seed, 40_000)) for seed in range(2)]
+    for writer in writers:
+        writer.start()
+    hits = wrong = 0
+    try:
+        while any(w.is_alive() for w in writers):
+            for key in range(1, 3000):
+                entry = owner.probe(mix(key))
+                if entry is not None:
+                    hits += 1
+                    wrong += entry.score != key % 1000 or entry.depth != key % 50
+    finally:
+        for writer in writers:
+            writer.join(60)
+        owner.close()
+    assert [w.exitcode for w in writers] == [0, 0]
+    assert hits > 0
+    assert wrong == 0
+
+
+def hammer(handle: SharedTable, seed: int, stores: int) -> None:
+    """A writer process: store keys in a small range (so buckets collide), each with a score
+    and draft derived from its key."""
+    table = TranspositionTable.attach(handle)
+    rng = random.Random(seed)
+    for _ in range(stores):
+        key = rng.randrange(1, 3000)
+        table.store(mix(key), None, key % 1000, key % 50, EXACT)
+    table.close()
+
+
+def test_a_shared_table_stores_moves_only_with_a_codec(
+    shared_pair: tuple[TranspositionTable, TranspositionTable],
+) -> None:
+    owner, attached = shared_pair
+    owner.store(1, chess.Move.from_uci("e2e4"), 0, 1, EXACT)
+    assert owner.probe(1) == Entry(None, 0, 1, EXACT, None)  # no codec: no move, not a wrong one
+    game = GAMES["chess"].new()
+    owner.use_codec(game)
+    attached.use_codec(game)
+    owner.store(2, chess.Move.from_uci("e7e8q"), 0, 1, EXACT)
+    entry = attached.probe(2)
+    assert entry is not None and entry.move == chess.Move.from_uci("e7e8q")
+
+
+def test_a_private_table_with_a_codec_stores_every_move_by_number() -> None:
+    tt = TranspositionTable(1)
+    game = GAMES["chess"].new()
+    tt.use_codec(game)
+    for i, move in enumerate(itertools.islice(fresh_chess_moves(), 20_000)):
+        tt.store(mix(i), move, 0, 1, EXACT)
+        entry = tt.probe(mix(i))
+        assert entry is not None and entry.move == move
