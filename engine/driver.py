@@ -172,8 +172,12 @@ class Driver:
         multipv: int = 1,
         move_overhead_ms: int = 30,
         clock: Callable[[], float] = time.monotonic,
+        skip_depth: Callable[[int], bool] | None = None,
     ) -> None:
         self.start = clock()
+        self._skip = skip_depth
+        """Iterations to leave out (a Lazy SMP helper's share, :mod:`engine.smp`); never the
+        first nor the last allowed."""
         self._clock = clock
         self.game = game
         self.limits = limits
@@ -215,10 +219,15 @@ class Driver:
         lines: list[Line] = []
         infos: list[SearchInfo] = []
         completed = 0
+        searching = 1
         prev_best: Any = None
         instability = 0.0
         try:
+            skip = self._skip
             for depth in range(1, self.max_depth + 1):
+                if skip is not None and completed and depth < self.max_depth and skip(depth):
+                    continue
+                searching = depth
                 root.begin_iteration(depth)
                 self._pending = None
                 lines = self._iteration(root, depth, moves, lines, n_lines)
@@ -246,7 +255,7 @@ class Driver:
         # Step 4. The result: last completed iteration, or a completed root improvement.
         pending = self._pending
         if pending is not None and (n_lines == 1 or not lines):
-            info = self._line_info(root, completed + 1, 1, pending)
+            info = self._line_info(root, searching, 1, pending)
             on_info(info)
             lines, infos = [pending], [info]
         return self._result(root, moves, lines, infos, completed)

@@ -56,7 +56,7 @@ from typing import Any, Final
 
 from engine.control import SearchControl
 from engine.driver import Counters, Driver, Iteration, Line, Root, SearchStopped
-from engine.game import CheckTest, Game, StaticExchange
+from engine.game import CheckTest, Game, MoveCodec, StaticExchange
 from engine.info import InfoCallback, SearchInfo, SearchResult, ignore_info
 from engine.limits import Limits
 from engine.ordering import (
@@ -186,9 +186,10 @@ class Searcher:
         *,
         config: SearchConfig = SearchConfig(),
         clock: Callable[[], float] = time.monotonic,
+        table: TranspositionTable | None = None,
     ) -> None:
         self.config = config
-        self.tt = TranspositionTable(hash_mb)
+        self.tt = TranspositionTable(hash_mb) if table is None else table
         self._clock = clock
         self._history: tuple[History, History] = (Counter(), Counter())
         self._variant: str | None = None
@@ -196,6 +197,26 @@ class Searcher:
     def resize_hash(self, hash_mb: int) -> None:
         """Reallocate the transposition table (its contents are lost)."""
         self.tt.resize(hash_mb)
+
+    @property
+    def variant(self) -> str | None:
+        """The variant the table holds entries of (``None`` before the first search)."""
+        return self._variant
+
+    def use_table(self, table: TranspositionTable) -> None:
+        """Search with ``table`` from now on (a shared one for Lazy SMP, or back to a private
+        one); the variant is forgotten, so the next search starts from a clean slate."""
+        self.tt = table
+        self._variant = None
+
+    def adopt_variant(self, game: Game[Any]) -> None:
+        """Get the table ready for ``game``: another variant's entries would hand this game
+        foreign moves as TT moves, so a change of variant clears everything first."""
+        if game.variant != self._variant:
+            if self._variant is not None:
+                self.clear()
+            self._variant = game.variant
+        self.tt.use_codec(game if isinstance(game, MoveCodec) else None)
 
     def clear(self) -> None:
         """Forget everything learned (``ucinewgame``, "Clear Hash"): TT, killers, history."""
@@ -222,8 +243,17 @@ class Searcher:
         on_info: InfoCallback = ignore_info,
         multipv: int = 1,
         move_overhead_ms: int = 30,
+        skip_depth: Callable[[int], bool] | None = None,
+        on_nodes: Callable[[int], None] | None = None,
+        age_table: bool = True,
     ) -> SearchResult:
         """Search ``game`` in place (pushes are undone before returning) within ``limits``.
+
+        ``skip_depth`` and ``on_nodes`` are for a Lazy SMP helper (:mod:`engine.smp`): the
+        iterations it leaves to others, and a callback told the node count at every poll
+        (about every 5 ms) so that the main search can report the nodes of all processes.
+        ``age_table=False`` leaves the table's generation alone: the parallel searcher starts
+        it before its helpers, so that all of them write entries of the same search.
 
         ``config`` switches heuristics for this search only (an ablation, :data:`ABLATIONS`;
         default: the searcher's own, the production configuration).  The table and the
@@ -243,18 +273,16 @@ class Searcher:
             multipv=multipv,
             move_overhead_ms=move_overhead_ms,
             clock=self._clock,
+            skip_depth=skip_depth,
         )
         clock = self._clock
         start = driver.start
         control = driver.control
         cfg = self.config if config is None else config
-        if game.variant != self._variant:
-            # Another game's entries would hand this game foreign moves as TT moves.
-            if self._variant is not None:
-                self.clear()
-            self._variant = game.variant
+        self.adopt_variant(game)
         tt = self.tt
-        tt.new_search()
+        if age_table:
+            tt.new_search()
         self._age_history()
         hist_tables = self._history
         root_side = game.side & 1
@@ -301,6 +329,8 @@ class Searcher:
             elif gap < _POLL_GAP_S / 2 and poll_every < _POLL_MAX:
                 poll_every <<= 1
             next_poll = nodes + poll_every
+            if on_nodes is not None:
+                on_nodes(nodes)
             if node_limit is not None:
                 if nodes >= node_limit:
                     raise SearchStopped(ply)
