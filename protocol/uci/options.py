@@ -22,6 +22,7 @@ from pathlib import Path
 from engine.eval import LinearEvaluator
 from engine.lab.classic import UCI_ALGORITHMS
 from engine.search import ABLATIONS
+from engine.smp.searcher import MAX_THREADS
 from protocol.errors import OptionError, UnknownOptionError
 from protocol.text import printable
 from protocol.uci.commands import parse_int, show
@@ -149,7 +150,8 @@ HASH_MAX_MIB = 4096
 def default_specs(variants: Sequence[str]) -> tuple[OptionSpec, ...]:
     """The options Brudno declares, with ``UCI_Variant`` offering ``variants``.
 
-    ``Threads`` is declared (GUIs expect it) but fixed at 1: the search is single-threaded.
+    ``Threads`` is the number of search processes (Lazy SMP, :mod:`engine.smp`): the main
+    search and ``Threads - 1`` helpers sharing one ``Hash``-sized table.
     ``Algorithm`` picks the searcher: ``pvs`` is the production search, ``pvs-no-*`` the same
     search with one heuristic off (for measuring each by a match), the other values the
     classic algorithms of :mod:`engine.lab.classic` (for matching them against each other).
@@ -164,7 +166,7 @@ def default_specs(variants: Sequence[str]) -> tuple[OptionSpec, ...]:
     variant_default = "chess" if "chess" in variants else variants[0]
     return (
         Spin("Hash", 16, 1, HASH_MAX_MIB),
-        Spin("Threads", 1, 1, 1),
+        Spin("Threads", 1, 1, MAX_THREADS),
         Spin("MultiPV", 1, 1, 256),
         Check("Ponder", False),
         Spin("Move Overhead", 30, 0, 5000),

@@ -23,7 +23,8 @@ from engine.game import Game
 from engine.info import InfoCallback, SearchResult
 from engine.lab.classic import ClassicSearcher
 from engine.limits import Limits
-from engine.search import ABLATIONS, Searcher
+from engine.search import ABLATIONS
+from engine.smp.searcher import ParallelSearcher
 from games.registry import GAMES
 
 T = TypeVar("T")
@@ -33,7 +34,7 @@ PRODUCTION = "pvs"
 
 
 def run_search(
-    searcher: Searcher,
+    searcher: ParallelSearcher,
     algorithm: str,
     game: Game[Any],
     limits: Limits,
@@ -115,19 +116,24 @@ class SearchRunner(Protocol):
 
     async def resize_hash(self, hash_mb: int) -> None: ...
 
+    async def set_threads(self, threads: int) -> None:
+        """Search with ``threads`` processes from now on (Lazy SMP helpers start or end)."""
+        ...
+
     async def clear(self) -> None: ...
 
     async def close(self) -> None: ...
 
 
 class ThreadRunner:
-    """A :class:`SearchRunner` with one dedicated worker thread and one Searcher."""
+    """A :class:`SearchRunner` with one dedicated worker thread and one searcher (whose
+    Lazy SMP helpers, with ``Threads`` above 1, are processes of their own)."""
 
     def __init__(self, hash_mb: int = 16) -> None:
         self._executor = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="brudno-search"
         )
-        self._searcher = Searcher(hash_mb)
+        self._searcher = ParallelSearcher(hash_mb)
 
     async def search(
         self,
@@ -177,8 +183,16 @@ class ThreadRunner:
     async def resize_hash(self, hash_mb: int) -> None:
         await self.call(self._searcher.resize_hash, hash_mb)
 
+    async def set_threads(self, threads: int) -> None:
+        await self.call(self._searcher.set_threads, threads)
+
     async def clear(self) -> None:
         await self.call(self._searcher.clear)
 
     async def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        """End the search helpers (the session has settled: the thread is idle), then the
+        thread."""
+        try:
+            await self.call(self._searcher.close)
+        finally:
+            self._executor.shutdown(wait=False, cancel_futures=True)

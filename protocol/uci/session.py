@@ -155,6 +155,7 @@ class EngineSession:
 
     * ``runner_factory`` builds the runner (threads on stdio, a worker process on servers);
     * ``hash_budget`` lets a server share memory among sessions (see the attribute below);
+    * ``thread_budget`` lets a server share its cores among sessions (likewise);
     * ``eval_files`` says which files ``setoption name EvalFile`` may read
       (:class:`~protocol.uci.options.EvalFileAccess`): any path by default, as on stdio, where
       the user owns the process; a server passes
@@ -169,10 +170,15 @@ class EngineSession:
         *,
         runner_factory: Callable[[int], SearchRunner] = ThreadRunner,
         hash_budget: Callable[[int], str | None] | None = None,
+        thread_budget: Callable[[int], tuple[int, str]] | None = None,
         eval_files: EvalFileAccess = ANY_PATH,
     ) -> None:
         self._sink = sink
         self._eval_files = eval_files
+        self._thread_budget = thread_budget
+        """Asked before ``Threads`` changes (a server sharing its cores among sessions):
+        called with the requested count, it returns the count granted (and accounted) and,
+        when that is fewer, why."""
         self._hash_budget = hash_budget
         """Asked before ``Hash`` grows or shrinks (a server sharing memory among sessions):
         called with the requested MiB, it returns ``None`` to allow (and account) the new
@@ -422,8 +428,23 @@ class EngineSession:
                     self._error(refusal, shown)
                     return
             await self._runner.resize_hash(self._options.get_int("Hash"))
+        elif spec.name == "Threads":
+            await self._set_threads(self._options.get_int("Threads"), before, shown)
         elif spec.name in ("UCI_Variant", "UCI_Chess960"):
             self._on_game_options_changed(spec.name)
+
+    async def _set_threads(self, threads: int, before: object, shown: str) -> None:
+        """Start or end search helpers; a server may grant fewer threads than asked (its
+        ``thread_budget``), which the client is told, and the option shows what was granted."""
+        granted = threads
+        if self._thread_budget is not None:
+            granted, why = self._thread_budget(threads)
+            if granted != threads:
+                self._options.set("Threads", str(granted))
+                self._say(f"Threads {threads} asked, {granted} granted: {why}")
+                if granted == before:
+                    return
+        await self._runner.set_threads(granted)
 
     def _on_game_options_changed(self, name: str) -> None:
         """A new variant starts from its start position; a Chess960 toggle (or new

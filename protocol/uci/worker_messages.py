@@ -51,7 +51,15 @@ class ClearHash:
     seq: int
 
 
-Job = SearchJob | CallJob | ResizeHash | ClearHash
+@dataclass(frozen=True, slots=True)
+class SetThreads:
+    """``setoption name Threads``: start or end the worker's search helpers."""
+
+    seq: int
+    threads: int
+
+
+Job = SearchJob | CallJob | ResizeHash | ClearHash | SetThreads
 
 
 # -- parent → worker: steering, acted on at once by the worker's listener thread -------------

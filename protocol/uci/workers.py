@@ -3,9 +3,10 @@
 Why processes: the TCP server runs many sessions in one event loop, and CPython's GIL would
 serialize their searches on one core.  Each session therefore gets its own worker process
 (started when the session starts, see :meth:`ProcessRunner.start`, and reused), which holds
-that session's :class:`~engine.search.Searcher` and so its transposition table: Hash stays
-per session and bounded by the option, and a crash in one worker cannot touch another
-session.
+that session's :class:`~engine.smp.searcher.ParallelSearcher` and so its transposition table:
+Hash stays per session and bounded by the option, and a crash in one worker cannot touch
+another session.  With ``Threads`` above 1 the worker starts the search's helper processes
+itself (they share its table and die with it).
 
 Process start method: ``forkserver`` where the platform has it (``spawn`` elsewhere), never a
 plain ``fork`` of the threaded asyncio process.  The fork server preloads this module (and so
@@ -55,7 +56,7 @@ from engine.emergency import emergency_move
 from engine.game import Game
 from engine.info import Bound, InfoCallback, SearchInfo, SearchResult
 from engine.limits import Limits
-from engine.search import Searcher
+from engine.smp.searcher import ParallelSearcher
 from engine.timeman import TimeBudget, allocate
 from protocol.uci import worker_messages as msg
 from protocol.uci.runner import PRODUCTION, run_search
@@ -231,11 +232,15 @@ def _lower_priority(nice: int) -> None:
             os.sched_setscheduler(0, batch, os.sched_param(0))
 
 
-def _worker_main(conn: Connection, hash_mb: int, nice: int) -> None:
+def _worker_main(conn: Connection, hash_mb: int, threads: int, nice: int) -> None:
     """Entry point of a worker process: run jobs one at a time until told to exit."""
     _leave_process_group()
     _lower_priority(nice)
-    searcher = Searcher(hash_mb)
+    # Daemonic for the server (ended if the server exits without closing it), but it starts
+    # search helpers, which multiprocessing refuses a daemonic process; the rule guards
+    # against orphans, and helpers end on their own when this process's pipe to them ends.
+    multiprocessing.current_process().daemon = False
+    searcher = ParallelSearcher(hash_mb, threads)
     jobs: queue.SimpleQueue[_Queued | None] = queue.SimpleQueue()
     state = _WorkerState()
     listener = threading.Thread(
@@ -266,11 +271,12 @@ def _worker_main(conn: Connection, hash_mb: int, nice: int) -> None:
     except OSError:
         return
     finally:
+        searcher.close()
         with contextlib.suppress(OSError):
             conn.close()
 
 
-def _run_job(searcher: Searcher, conn: Connection, queued: _Queued) -> object:
+def _run_job(searcher: ParallelSearcher, conn: Connection, queued: _Queued) -> object:
     match queued.job:
         case msg.SearchJob() as job:
             # Time spent between the session's call and now (pickling, a worker's first
@@ -301,6 +307,9 @@ def _run_job(searcher: Searcher, conn: Connection, queued: _Queued) -> object:
             return None
         case msg.ClearHash():
             searcher.clear()
+            return None
+        case msg.SetThreads(threads=threads):
+            searcher.set_threads(threads)
             return None
 
 
@@ -531,6 +540,7 @@ class ProcessRunner:
         self, hash_mb: int = 16, *, context: WorkerContext | None = None, nice: int = WORKER_NICE
     ) -> None:
         self._hash_mb = hash_mb
+        self._threads = 1
         self._context = context
         self._nice = nice
         self._worker: _Worker | None = None
@@ -635,6 +645,13 @@ class ProcessRunner:
             seq = next(self._seq)
             await self._submit(worker, seq, msg.ResizeHash(seq, hash_mb))
 
+    async def set_threads(self, threads: int) -> None:
+        self._threads = threads
+        worker = self._worker
+        if worker is not None and worker.alive:
+            seq = next(self._seq)
+            await self._submit(worker, seq, msg.SetThreads(seq, threads))
+
     async def clear(self) -> None:
         worker = self._worker
         if worker is not None and worker.alive:
@@ -702,7 +719,7 @@ class ProcessRunner:
         parent_conn, child_conn = context.Pipe(duplex=True)
         process = context.Process(
             target=_worker_main,
-            args=(child_conn, self._hash_mb, self._nice),
+            args=(child_conn, self._hash_mb, self._threads, self._nice),
             name="brudno-worker",
             daemon=True,
         )

@@ -61,7 +61,7 @@ def test_option_line(spec: OptionSpec, line: str) -> None:
 def test_declared_options_as_the_uci_command_lists_them() -> None:
     assert [option_line(spec) for spec in default_specs(["chess", "tictactoe"])] == [
         "option name Hash type spin default 16 min 1 max 4096",
-        "option name Threads type spin default 1 min 1 max 1",
+        "option name Threads type spin default 1 min 1 max 64",
         "option name MultiPV type spin default 1 min 1 max 256",
         "option name Ponder type check default false",
         "option name Move Overhead type spin default 30 min 0 max 5000",

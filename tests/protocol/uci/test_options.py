@@ -32,7 +32,7 @@ def options() -> Options:
 def test_default_specs_declare_the_documented_options() -> None:
     assert default_specs(VARIANTS) == (
         Spin("Hash", 16, 1, 4096),
-        Spin("Threads", 1, 1, 1),
+        Spin("Threads", 1, 1, 64),
         Spin("MultiPV", 1, 1, 256),
         Check("Ponder", False),
         Spin("Move Overhead", 30, 0, 5000),
@@ -137,7 +137,8 @@ REJECTED: list[tuple[str, str | None, str]] = [
     ("Hash", "1_024", "Hash: '1_024' is not an integer"),
     ("Hash", "", "Hash: '' is not an integer"),
     ("Hash", None, "Hash: missing value"),
-    ("Threads", "2", "Threads: 2 is out of range 1..1"),
+    ("Threads", "65", "Threads: 65 is out of range 1..64"),
+    ("Threads", "0", "Threads: 0 is out of range 1..64"),
     ("Move Overhead", "-1", "Move Overhead: -1 is out of range 0..5000"),
     ("MultiPV", "257", "MultiPV: 257 is out of range 1..256"),
     ("Ponder", "yes", "Ponder: 'yes' is not 'true' or 'false'"),

@@ -40,7 +40,7 @@ async def test_uci_handshake_lists_options_then_uciok(uci: UciProcess) -> None:
     assert lines[1].startswith("id author ")
     options = [line for line in lines if line.startswith("option name ")]
     assert "option name Hash type spin default 16 min 1 max 4096" in options
-    assert "option name Threads type spin default 1 min 1 max 1" in options
+    assert "option name Threads type spin default 1 min 1 max 64" in options
     assert "option name Clear Hash type button" in options
     assert any(o.startswith("option name UCI_Variant type combo default chess") for o in options)
 
