@@ -204,6 +204,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="largest Hash a job may set (default %(default)s)",
     )
     group.add_argument(
+        "--max-threads",
+        type=positive_int,
+        default=defaults.max_threads,
+        help="most Threads (search processes) a job gets (default %(default)s)",
+    )
+    group.add_argument(
+        "--max-total-threads",
+        type=positive_int,
+        default=None,
+        help="Threads of the jobs searching at once, each counted at least once "
+        "(default: the cores, or --concurrency if more)",
+    )
+    group.add_argument(
         "--reconnect-max",
         type=float,
         default=defaults.reconnect_max_s,
@@ -246,6 +259,8 @@ def worker_config(args: argparse.Namespace) -> WorkerConfig:
         session_expiry_s=args.session_expiry,
         max_job_s=args.max_job_seconds,
         max_hash_mb=args.max_hash,
+        max_threads=args.max_threads,
+        max_total_threads=args.max_total_threads,
         reconnect_max_s=args.reconnect_max,
         shutdown_timeout_s=args.shutdown_timeout,
         status_file=args.status_file,

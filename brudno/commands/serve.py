@@ -104,7 +104,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--max-memory-mb",
         type=positive_int,
         default=defaults.max_memory_mb,
-        help="total Hash of all sessions in MiB (default %(default)s)",
+        help="total Hash of all sessions, plus their search helpers' processes, in MiB "
+        "(default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-threads",
+        type=positive_int,
+        default=defaults.max_threads,
+        help="most Threads (search processes) one session gets (default: half the cores, "
+        "here %(default)s)",
+    )
+    parser.add_argument(
+        "--max-total-threads",
+        type=positive_int,
+        default=defaults.max_total_threads,
+        help="Threads of all sessions together, each counted at least once; extra threads "
+        "are granted within it (default: the cores, here %(default)s)",
     )
     parser.add_argument(
         "--token",
@@ -183,6 +198,8 @@ def server_config(args: argparse.Namespace, token: str | None) -> ServerConfig:
         max_pending_per_address=args.max_pending_per_address,
         auth_timeout_s=args.auth_timeout,
         max_memory_mb=args.max_memory_mb,
+        max_threads=args.max_threads,
+        max_total_threads=args.max_total_threads,
         token=token,
         idle_timeout_s=args.idle_timeout if args.idle_timeout > 0 else None,
         max_line_bytes=args.max_line_bytes,

@@ -54,6 +54,11 @@ class WorkerConfig:
     """A search still running after this long is told to stop (its bestmove still goes out)."""
     max_hash_mb: int = 256
     """The largest ``Hash`` a job may ask for, per concurrent job."""
+    max_threads: int = 1
+    """The most ``Threads`` a job may ask for (search processes; more is cut down to this)."""
+    max_total_threads: int | None = None
+    """The sum of ``Threads`` over the jobs searched at once, each counted with at least its
+    main search; ``None``: the machine's cores, or ``concurrency`` if that is more."""
     dedup_size: int = 1024
     """Recent jobs remembered to answer duplicate deliveries once."""
     backlog: int = 16
@@ -72,6 +77,12 @@ class WorkerConfig:
     eval_file_dir: Path | None = None
     """The directory a job's ``EvalFile`` names a file in; ``None`` refuses every file (a
     job would otherwise read any file on the worker's machine)."""
+
+    def total_threads(self) -> int:
+        """:attr:`max_total_threads`, with its default filled in."""
+        if self.max_total_threads is not None:
+            return self.max_total_threads
+        return max(self.concurrency, os.cpu_count() or 1)
 
     def eval_files(self) -> EvalFileAccess:
         """The jobs' ``EvalFile`` policy; :class:`MqttConfigError` if the directory is
@@ -94,6 +105,8 @@ class WorkerConfig:
             raise MqttConfigError("times must be positive")
         if self.max_hash_mb < 1 or self.dedup_size < 1:
             raise MqttConfigError("max hash and dedup size must be at least 1")
+        if self.max_threads < 1 or (self.max_total_threads or 1) < 1:
+            raise MqttConfigError("thread limits must be at least 1")
         if self.backlog < 0:
             raise MqttConfigError("backlog must not be negative")
         if self.reconnect_initial_s <= 0 or self.reconnect_max_s <= 0:

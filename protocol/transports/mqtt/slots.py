@@ -6,6 +6,8 @@ job's length.  The session sees a runner like any other; closing it only gives i
 transposition table therefore carries over between jobs, as between two ``go`` commands of a
 UCI session (a job that starts with ``ucinewgame`` gets an empty one); the table's size goes
 back to the default after every job, so one job's ``Hash`` does not become the next one's.
+``Threads`` likewise goes back to 1 (ending the slot's helper processes): a job that asks for
+more pays for starting its helpers, but it never leaves them running for jobs that did not.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class Slot:
         self._factory = factory
         self.runner = factory(DEFAULT_HASH_MB)
         self.hash_mb = DEFAULT_HASH_MB
+        self.threads = 1
 
     def lease(self, hash_mb: int) -> SearchRunner:
         """The runner factory handed to a job's session: the slot's runner, not a new one."""
@@ -38,6 +41,9 @@ class Slot:
         return _LeasedRunner(self)
 
     async def reset_after_job(self) -> None:
+        if self.threads != 1:
+            self.threads = 1
+            await self.runner.set_threads(1)
         if self.hash_mb != DEFAULT_HASH_MB:
             self.hash_mb = DEFAULT_HASH_MB
             await self.runner.resize_hash(DEFAULT_HASH_MB)
@@ -46,6 +52,7 @@ class Slot:
         """Discard a runner whose search will not stop (its process is killed)."""
         old, self.runner = self.runner, self._factory(DEFAULT_HASH_MB)
         self.hash_mb = DEFAULT_HASH_MB
+        self.threads = 1
         await old.close()
 
 
@@ -77,6 +84,10 @@ class _LeasedRunner:
     async def resize_hash(self, hash_mb: int) -> None:
         self._slot.hash_mb = hash_mb
         await self._slot.runner.resize_hash(hash_mb)
+
+    async def set_threads(self, threads: int) -> None:
+        self._slot.threads = threads
+        await self._slot.runner.set_threads(threads)
 
     async def clear(self) -> None:
         await self._slot.runner.clear()

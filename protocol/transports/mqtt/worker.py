@@ -90,6 +90,7 @@ from protocol.transports.mqtt.wire import (
     reply_properties,
     response_topic_of,
 )
+from protocol.transports.thread_budget import ThreadBudget
 from protocol.uci.session import EngineSession, State
 from protocol.uci.workers import ProcessRunner, warm_up
 
@@ -176,6 +177,8 @@ class MqttWorker:
         self.eval_files = config.eval_files()
         """What a job's ``EvalFile`` may read, resolved once for all jobs."""
         self.stats = WorkerStats()
+        self.threads = ThreadBudget(config.total_threads(), config.max_threads)
+        """``Threads`` granted to the jobs searching now (see its module)."""
         self.connected = asyncio.Event()
         """Set while connected and subscribed (tests and health checks wait on it)."""
         self._conn: BrokerConnection | None = None
@@ -564,10 +567,12 @@ class MqttWorker:
         def hash_budget(mb: int) -> str | None:
             return None if mb <= limit else f"Hash above this worker's limit of {limit} MiB"
 
+        grant_key = str(id(record))
         session = EngineSession(
             collector,
             runner_factory=slot.lease,
             hash_budget=hash_budget,
+            thread_budget=lambda threads: self.threads.request(grant_key, threads),
             eval_files=self.eval_files,
         )
         self._sessions[id(record)] = session
@@ -602,6 +607,7 @@ class MqttWorker:
         finally:
             del self._sessions[id(record)]
             await session.close()
+            self.threads.release(grant_key)
             await slot.reset_after_job()
 
     async def _follow(

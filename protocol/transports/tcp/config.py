@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,16 @@ class TokenRequiredError(ServerConfigError):
     know."""
 
 
+def default_max_threads() -> int:
+    """Half the cores (at least 1): one session cannot take the whole machine."""
+    return max(1, (os.cpu_count() or 1) // 2)
+
+
+def default_total_threads() -> int:
+    """The machine's cores."""
+    return os.cpu_count() or 1
+
+
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
     host: str = "127.0.0.1"
@@ -52,7 +63,12 @@ class ServerConfig:
     ``max_pending_auth`` there."""
     token: str | None = None
     max_memory_mb: int = 2048
-    """Upper bound on the sum of the sessions' Hash sizes (MiB)."""
+    """Upper bound on the sum of the sessions' Hash sizes and helper processes (MiB)."""
+    max_threads: int = field(default_factory=default_max_threads)
+    """The most ``Threads`` one session is granted (search processes)."""
+    max_total_threads: int = field(default_factory=default_total_threads)
+    """The sum of ``Threads`` over all sessions (each counted with at least its main search)
+    within which extra threads are granted: the machine's cores by default."""
     max_line_bytes: int = MAX_LINE_LENGTH
     idle_timeout_s: float | None = 1800.0
     auth_timeout_s: float = 10.0
@@ -90,6 +106,8 @@ class ServerConfig:
             "max_pending_auth",
             "max_pending_per_address",
             "max_memory_mb",
+            "max_threads",
+            "max_total_threads",
             "max_line_bytes",
             "output_buffer_bytes",
         ):

@@ -1,13 +1,17 @@
-"""The sessions' Hash tables, held against one memory limit.
+"""The sessions' Hash tables and search helpers, held against one memory limit.
 
 Each session's transposition table is real memory in its worker process, and a client chooses
 its size (``setoption name Hash``): without a shared bound, a few clients asking for 4 GiB
 each would take the machine.  The server admits a session only if its table fits, and the
 session asks here before resizing (its ``hash_budget`` hook), so a refused resize changes
-nothing.
+nothing.  With ``Threads`` above 1 the table is shared by the session's processes (counted
+once, as its ``Hash``), and each helper process is charged
+:data:`~engine.smp.pool.HELPER_PROCESS_MB` on top.
 """
 
 from __future__ import annotations
+
+from engine.smp.pool import HELPER_PROCESS_MB
 
 
 class MemoryBudget:
@@ -16,10 +20,11 @@ class MemoryBudget:
     def __init__(self, limit_mb: int) -> None:
         self.limit_mb = limit_mb
         self._held: dict[str, int] = {}
+        self._helpers: dict[str, int] = {}
 
     @property
     def used_mb(self) -> int:
-        return sum(self._held.values())
+        return sum(self._held.values()) + HELPER_PROCESS_MB * sum(self._helpers.values())
 
     def admit(self, session: str, mb: int) -> bool:
         """Reserve ``mb`` for a new session; False (nothing reserved) if it would not fit."""
@@ -40,5 +45,16 @@ class MemoryBudget:
         self._held[session] = mb
         return None
 
+    def reserve_helpers(self, session: str, helpers: int) -> int:
+        """Hold memory for up to ``helpers`` helper processes of ``session`` (replacing what
+        it held); returns how many fit."""
+        self._helpers.pop(session, None)
+        free = self.limit_mb - self.used_mb
+        fitting = max(0, min(helpers, free // HELPER_PROCESS_MB))
+        if fitting:
+            self._helpers[session] = fitting
+        return fitting
+
     def release(self, session: str) -> None:
         self._held.pop(session, None)
+        self._helpers.pop(session, None)

@@ -29,9 +29,13 @@ Limits, and why each exists:
   open connections faster than a real client sends its first line (one round trip), and the
   per-address rule makes that flood evict only its own address's connections.  A pending
   connection costs a task and a socket, never a worker or a table.
-* ``max_memory_mb`` — the sum of the sessions' ``Hash`` sizes.  A session that would not fit
-  is refused like a full server; a ``setoption name Hash`` that would not fit gets an error
-  and changes nothing (through the session's ``hash_budget`` hook).
+* ``max_memory_mb`` — the sum of the sessions' ``Hash`` sizes (and of their search helpers'
+  processes).  A session that would not fit is refused like a full server; a ``setoption name
+  Hash`` that would not fit gets an error and changes nothing (through the session's
+  ``hash_budget`` hook).
+* ``max_threads`` and ``max_total_threads`` — ``Threads`` per session, and over all sessions
+  (:mod:`~protocol.transports.thread_budget`): a request beyond them is granted what fits
+  (and what memory allows), and the client is told.
 * ``max_line_bytes`` — a longer line is discarded up to its end with one error.  Input read
   ahead of the session is bounded too (:data:`INBOX_LINES` lines plus the stream's buffer);
   the rest waits in the socket.
@@ -79,6 +83,7 @@ from protocol.transports.tcp.memory import MemoryBudget
 from protocol.transports.tcp.pending_auth import PendingAuth, address_key
 from protocol.transports.tcp.sink import TcpSink
 from protocol.transports.tcp.wire import AUTH_COMMAND, AUTH_FAILED, PENDING_FULL, RETRY_LATER
+from protocol.transports.thread_budget import ThreadBudget
 from protocol.uci.formatting import error_line, info_string
 from protocol.uci.runner import SearchRunner
 from protocol.uci.session import EngineSession, State
@@ -243,6 +248,7 @@ class Connection:
         session = self._session
         if session is not None:
             self._server.memory.release(self.sid)
+            self._server.threads.release(self.sid)
             try:
                 await session.close()
             finally:
@@ -270,6 +276,7 @@ class Connection:
             self._sink,
             runner_factory=self._make_runner,
             hash_budget=lambda mb: self._server.memory.request(self.sid, mb),
+            thread_budget=lambda threads: self._server.grant_threads(self.sid, threads),
             eval_files=self._server.eval_files,
         )
         self._session = session
@@ -490,6 +497,7 @@ class TcpServer:
         config.check()
         self.config = config
         self.memory = MemoryBudget(config.max_memory_mb)
+        self.threads = ThreadBudget(config.max_total_threads, config.max_threads)
         self.eval_files = config.eval_files()
         """What ``EvalFile`` may read, resolved once for all sessions."""
         self._server: asyncio.Server | None = None
@@ -582,6 +590,15 @@ class TcpServer:
 
     def open_connections(self) -> list[Connection]:
         return list(self._connections.values())
+
+    def grant_threads(self, sid: str, threads: int) -> tuple[int, str]:
+        """A session's ``thread_budget`` hook: cores first, then memory for the helpers."""
+        granted, why = self.threads.request(sid, threads)
+        fitting = 1 + self.memory.reserve_helpers(sid, granted - 1)
+        if fitting < granted:
+            granted, _ = self.threads.request(sid, fitting)
+            why = f"the server's memory limit ({self.memory.limit_mb} MiB) has room for no more"
+        return granted, why
 
     def claim_session(self, sid: str) -> bool:
         """Take a session slot for ``sid``; False when all ``max_sessions`` are held."""
