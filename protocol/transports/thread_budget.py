@@ -25,7 +25,8 @@ class ThreadBudget:
 
     @property
     def used(self) -> int:
-        """Threads granted over all sessions (sessions that asked for nothing hold one)."""
+        """Threads granted over all sessions (a server requests one for each session it
+        admits, so every session counts with at least its main search)."""
         return sum(self._held.values())
 
     def held(self, session: str) -> int:

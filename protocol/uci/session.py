@@ -444,7 +444,14 @@ class EngineSession:
                 self._say(f"Threads {threads} asked, {granted} granted: {why}")
                 if granted == before:
                     return
-        await self._runner.set_threads(granted)
+        try:
+            await self._runner.set_threads(granted)
+        except BaseException:
+            # Nothing changed after all: the option and the budget go back to what they were.
+            self._options.set("Threads", str(before))
+            if self._thread_budget is not None and isinstance(before, int):
+                self._thread_budget(before)
+            raise
 
     def _on_game_options_changed(self, name: str) -> None:
         """A new variant starts from its start position; a Chess960 toggle (or new

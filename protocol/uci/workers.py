@@ -640,17 +640,26 @@ class ProcessRunner:
 
     async def resize_hash(self, hash_mb: int) -> None:
         self._hash_mb = hash_mb
-        worker = self._worker
-        if worker is not None and worker.alive:
+        worker = await self._started_worker()
+        if worker is not None:
             seq = next(self._seq)
             await self._submit(worker, seq, msg.ResizeHash(seq, hash_mb))
 
     async def set_threads(self, threads: int) -> None:
         self._threads = threads
-        worker = self._worker
-        if worker is not None and worker.alive:
+        worker = await self._started_worker()
+        if worker is not None:
             seq = next(self._seq)
             await self._submit(worker, seq, msg.SetThreads(seq, threads))
+
+    async def _started_worker(self) -> _Worker | None:
+        """The live worker, waiting for one being started (it was given the settings of
+        the moment it started, so a change since must still be sent); ``None`` when there
+        is none (the next one starts with the current settings)."""
+        if self._starting is not None and self._starting.locked():
+            await self._ensure_worker()
+        worker = self._worker
+        return worker if worker is not None and worker.alive else None
 
     async def clear(self) -> None:
         worker = self._worker

@@ -568,6 +568,7 @@ class MqttWorker:
             return None if mb <= limit else f"Hash above this worker's limit of {limit} MiB"
 
         grant_key = str(id(record))
+        self.threads.request(grant_key, 1)  # the job's main search counts from the start
         session = EngineSession(
             collector,
             runner_factory=slot.lease,

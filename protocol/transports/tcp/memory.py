@@ -35,12 +35,14 @@ class MemoryBudget:
 
     def request(self, session: str, mb: int) -> str | None:
         """Change a session's reservation (the session's ``hash_budget`` hook)."""
-        others = self.used_mb - self._held.get(session, 0)
-        if others + mb > self.limit_mb:
+        own_helpers = HELPER_PROCESS_MB * self._helpers.get(session, 0)
+        others = self.used_mb - self._held.get(session, 0) - own_helpers
+        if others + own_helpers + mb > self.limit_mb:
             return (
                 f"Hash {mb} MiB exceeds the server's memory limit "
-                f"({self.limit_mb} MiB, {others} MiB held by other sessions; "
-                f"at most {max(0, self.limit_mb - others)} MiB available)"
+                f"({self.limit_mb} MiB, {others} MiB held by other sessions"
+                + (f", {own_helpers} MiB by this one's search helpers" if own_helpers else "")
+                + f"; at most {max(0, self.limit_mb - others - own_helpers)} MiB available)"
             )
         self._held[session] = mb
         return None

@@ -291,6 +291,7 @@ class Connection:
             )
             _event("refused", self.sid, reason="max_memory", peer=self.peer)
             return CloseReason.REFUSED_MEMORY
+        self._server.threads.request(self.sid, 1)  # its main search counts from the start
         _event("session", self.sid, peer=self.peer, hash_mb=hash_mb)
         return await self._converse(session)
 
