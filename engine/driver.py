@@ -386,8 +386,10 @@ class Driver:
             else:
                 return found
             if self._clock() - self.start >= BOUND_REPORT_S:
-                # A fail low has no new line: report the bound with the previous one.
-                shown = found if found.moves else Line(found.score, prev.moves if prev else ())
+                # A fail low has no new line: report the bound with the previous one, unless
+                # its move now belongs to an earlier MultiPV line (this line searches without it).
+                earlier = prev.moves if prev and prev.moves and prev.moves[0] in moves else ()
+                shown = found if found.moves else Line(found.score, earlier)
                 if shown.moves:
                     self.on_info(self._line_info(root, depth, k + 1, shown, bound))
             delta += delta
