@@ -13,6 +13,7 @@ import signal
 import time
 from collections.abc import Iterator
 
+import chess
 import pytest
 
 from engine.info import SearchInfo
@@ -208,3 +209,24 @@ def test_a_skipping_search_reports_only_the_depths_it_searched() -> None:
     )
     depths = sorted({i.depth for i in infos if i.pv})
     assert depths == [1, 3, 5, 6]  # never the first, never the last allowed
+
+
+def test_every_line_reported_with_helpers_is_playable(searcher: ParallelSearcher) -> None:
+    """A helper's line is formatted in the helper's process and may be the one played: each
+    line reported through the parallel searcher is checked by python-chess, move by move."""
+    board = chess.Board()
+    for _ in range(12):
+        infos: list[SearchInfo] = []
+        result = searcher.search(
+            GAMES["chess"].new(board.fen()), Limits(movetime=150), on_info=infos.append
+        )
+        for line in [i.pv for i in infos if i.pv] + [result.pv]:
+            replay = board.copy()
+            for text in line:
+                move = chess.Move.from_uci(text)
+                assert move in replay.legal_moves, (board.fen(), line)
+                replay.push(move)
+        assert result.best is not None
+        board.push_uci(result.best)
+        if board.is_game_over():
+            break
