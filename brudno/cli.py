@@ -170,6 +170,15 @@ SUBCOMMANDS: list[Subcommand] = [
         "brudno.commands.tune:configure",
         "brudno.commands.tune:run",
     ),
+    Subcommand(
+        "book",
+        "make a Polyglot opening book from PGN games (for OwnBook/BookFile)",
+        "'book build GAMES.pgn --out BOOK.bin' counts the moves of the games' first plies by "
+        "position and writes the frequent ones, weighted by their results, as a Polyglot book "
+        "(see brudno/commands/book.py).",
+        "brudno.commands.book:configure",
+        "brudno.commands.book:run",
+    ),
 ]
 
 

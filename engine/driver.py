@@ -102,6 +102,8 @@ class Counters:
     hashfull: int = 0
     cutoffs: int = 0
     first_cutoffs: int = 0
+    tbhits: int = 0
+    """Tablebase probes that found the position (root moves ranked, WDL probes in the tree)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,6 +413,7 @@ class Driver:
             nps=counted.nodes * 1000 // max(ms, 1),
             time_ms=ms,
             hashfull=counted.hashfull,
+            tbhits=counted.tbhits,
             pv=format_line(self.game, line.moves),
             wdl=wdl(line.score),
         )

@@ -24,7 +24,8 @@ Evaluation is linear (DESIGN.md): ``features()`` are numbers fᵢ of the positio
 move's point of view.  ``evaluate()`` may compute the same sum faster than going through the
 dictionary, but must agree with ``evaluator.evaluate(features())``.
 
-Optional capabilities (a static exchange test, a check test, chance nodes, move codes) are their own
+Optional capabilities (a static exchange test, a check test, chance nodes, move codes, endgame
+tablebases) are their own
 runtime-checkable protocols below, not members of :class:`Game`: a game that lacks one still
 satisfies the contract.  A search asks ``isinstance(game, Capability)`` once when it starts and
 binds what it found (or a stand-in) for its node functions, never ``getattr`` per node.  The
@@ -35,6 +36,7 @@ search rather than inside it).
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
@@ -224,6 +226,56 @@ class MoveCodec(Protocol[MoveT]):
     def code_move(self, code: int) -> MoveT:
         """The move whose :meth:`move_code` is ``code`` (independent of the position: the
         table trusts a move stored under the position's full key)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class TablebaseProbing:
+    """How a search may use a game's endgame tablebases (the ``Syzygy*`` UCI options)."""
+
+    limit: int
+    """Positions with at most this many pieces are probed: the smaller of the probe limit
+    and the most pieces any table holds."""
+    depth: int = 1
+    """Inside the tree, a position with exactly :attr:`limit` pieces is probed only at this
+    remaining depth or more (fewer pieces: at any depth); Stockfish's ``SyzygyProbeDepth``."""
+    rule50: bool = True
+    """Wins and losses the fifty-move rule turns into draws count as draws."""
+
+
+@runtime_checkable
+class Tablebase(Protocol[MoveT]):
+    """Optional: a game that can look positions with few pieces up in endgame tablebases.
+
+    The search asks :meth:`tb_probing` once; ``None`` (no tables in use) leaves the search
+    exactly as without the capability.  Otherwise the root's moves are restricted to
+    :meth:`tb_root_moves`, and inside the tree, after a move that resets the fifty-move
+    counter, :meth:`tb_wdl` may end the node with a tablebase win, draw or loss.
+    """
+
+    def tb_probing(self) -> TablebaseProbing | None:
+        """The probe settings, or ``None`` when no tables are in use."""
+        ...
+
+    def tb_pieces(self) -> int:
+        """The number of pieces on the board, kings included (cheap)."""
+        ...
+
+    def tb_wdl(self) -> int | None:
+        """Win/draw/loss for the side to move, Syzygy's way: 2 win, 1 win that the
+        fifty-move rule spoils, 0 draw, -1 loss the rule saves, -2 loss.
+
+        ``None`` unless the position was just reached by a move that reset the fifty-move
+        counter (a capture or pawn move: only then does WDL ignore the counter correctly),
+        is within :attr:`TablebaseProbing.limit` pieces, and the tables have it."""
+        ...
+
+    def tb_root_moves(self, rule50: bool) -> list[MoveT] | None:
+        """The legal moves that keep the best result the tables promise (best first):
+        winning moves that keep the win within the fifty-move rule (``rule50``), else the
+        ones closest to zeroing; the drawing moves when drawn; when lost, the moves that
+        lose slowest where that matters.  ``None`` when the tables do not cover the
+        position."""
         ...
 
 

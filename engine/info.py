@@ -42,6 +42,8 @@ class SearchInfo:
     nps: int = 0
     time_ms: int = 0
     hashfull: int = 0
+    tbhits: int = 0
+    """Positions found in endgame tablebases so far (UCI's ``tbhits``)."""
     pv: tuple[str, ...] = ()
     currmove: str | None = None
     currmovenumber: int | None = None

@@ -21,6 +21,15 @@ MAX_PLY = 512
 MATE_BOUND = MATE - MAX_PLY
 """Scores with ``abs(score) >= MATE_BOUND`` are mate scores."""
 
+TB_WIN = MATE_BOUND - MAX_PLY
+"""Score of a position the tablebases call won, at the node where they say so (a win found
+``ply`` plies from the root scores ``TB_WIN - ply``).  Below every mate score, so a mate the
+search proves is preferred to a tablebase win, and reported as centipawns (UCI has no word
+for "won, distance unknown")."""
+
+TB_BOUND = TB_WIN - MAX_PLY
+"""Scores with ``TB_BOUND <= abs(score) < MATE_BOUND`` are tablebase wins or losses."""
+
 INF = MATE + 1
 """Strictly greater than any real score; the open window is (-INF, INF)."""
 

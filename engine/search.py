@@ -12,9 +12,12 @@ offer a static exchange test (:class:`~engine.game.StaticExchange`): then quiesc
 captures that lose material or cannot lift stand-pat to alpha (delta pruning), losing captures
 are ordered after the quiet moves, and near the horizon those losing too much are not searched.
 A game's :class:`~engine.game.CheckTest` lets the pruning spare checks without playing each
-move.  A ``go mate N`` search is a proof search: null move, reductions and all the pruning above
+move.  A game with endgame tables in use (:class:`~engine.game.Tablebase`) restricts the root
+to the moves that keep the tables' result, and decides nodes just reached by a capture or pawn
+move within its probe limit by a WDL probe: a win scores ``TB_WIN - ply``, below every mate.
+A ``go mate N`` search is a proof search: null move, reductions and all the pruning above
 are off for it (they hide quiet mating moves behind sacrifices), so the shortest mate is found
-at depth ``2N - 1``.
+at depth ``2N - 1``; it probes no tables inside the tree (a tablebase win proves no mate).
 
 Why closures: the node functions are created per ``search()`` as closures over locals, so the
 hot path reads cells and locals instead of instance attributes, and the game's bound methods
@@ -56,7 +59,7 @@ from typing import Any, Final
 
 from engine.control import SearchControl
 from engine.driver import Counters, Driver, Iteration, Line, Root, SearchStopped
-from engine.game import CheckTest, Game, MoveCodec, StaticExchange
+from engine.game import CheckTest, Game, MoveCodec, StaticExchange, Tablebase
 from engine.info import InfoCallback, SearchInfo, SearchResult, ignore_info
 from engine.limits import Limits
 from engine.ordering import (
@@ -68,7 +71,7 @@ from engine.ordering import (
     ordered_moves,
     staged_moves,
 )
-from engine.score import DRAW, INF, MATE, MATE_BOUND, MAX_PLY
+from engine.score import DRAW, INF, MATE, MATE_BOUND, MAX_PLY, TB_WIN
 from engine.tt import EXACT, EXHAUSTIVE, LOWER, UPPER, TranspositionTable
 
 MAX_DEPTH = 128
@@ -98,6 +101,12 @@ _IIR_DEPTH = 4
 _LMR_MIN_DEPTH = 3
 _LMR_MIN_MOVES = 3
 _HIST_MAX = 16384
+_TB_DRAFT = 6
+"""A tablebase result is stored this much deeper than the node's depth: no search below it
+could know better."""
+_TB_ROOT_MIN_MS = 200
+"""A timed search ranks the root by the tables only with at least this hard budget: python-chess
+probes in pure Python, and ranking a root of many moves can take a tenth of a second."""
 _CURRMOVE_REPORT_S = 3.0
 """Root moves are reported (``currmove``) once the search has run this long."""
 
@@ -131,6 +140,16 @@ def _check_by_playing(game: Game[Any]) -> Callable[[Any], bool]:
 def _no_gain() -> int:
     """Never called: ``max_gain`` is used only together with a game's ``see_ge``."""
     return INF
+
+
+def _no_tables() -> int | None:
+    """Never called: ``tb_wdl`` is used only when the game has tables in use."""
+    return None
+
+
+def _no_pieces() -> int:
+    """Never called: ``tb_pieces`` is used only when the game has tables in use."""
+    return MAX_PLY
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,6 +332,7 @@ class Searcher:
         seldepth = 0
         cutoffs = 0
         first_cutoffs = 0
+        tbhits = 0
         ext_limit = 2
         poll_every = _POLL_MIN
         next_poll = poll_every if node_limit is None else min(poll_every, node_limit)
@@ -379,6 +399,39 @@ class Searcher:
         exchange_order = see_ge if use_see else None
         lmr_table = _LMR
         fut_margins = _FUT_MARGINS
+        # Endgame tablebases: without tables in use, ``tb_limit`` stays 0 and nothing changes.
+        tablebase = game if isinstance(game, Tablebase) else None
+        probing = None if tablebase is None else tablebase.tb_probing()
+        tb_limit = 0
+        tb_depth = 0
+        tb_draw = 1
+        tb_wdl: Callable[[], int | None] = _no_tables
+        tb_pieces: Callable[[], int] = _no_pieces
+        if tablebase is not None and probing is not None and probing.limit > 0:
+            tb_pieces = tablebase.tb_pieces
+            # Step 5a. A root the tables cover plays a move that keeps their result; the
+            # search chooses among those without probing further (as Stockfish does), so it
+            # still finds the mates.  Not for MultiPV or ``searchmoves``, which ask about
+            # other moves too, nor in the last moments on the clock.
+            covered = False
+            budget = deadline.budget
+            if (
+                root_moves
+                and multipv == 1
+                and limits.searchmoves is None
+                and (budget is None or budget.hard_ms >= _TB_ROOT_MIN_MS)
+                and tb_pieces() <= probing.limit
+            ):
+                keep = tablebase.tb_root_moves(probing.rule50)
+                if keep:
+                    tbhits += len(root_moves)
+                    root_moves = [m for m in root_moves if m in keep]
+                    covered = True
+            if not proof and not covered:  # a tablebase win is no proof of a mate
+                tb_limit = probing.limit
+                tb_depth = probing.depth
+                tb_draw = 1 if probing.rule50 else 0  # wdl ±1: drawn under the rule
+                tb_wdl = tablebase.tb_wdl
 
         # Step 6. The node functions: quiescence, and the PVS node (its own Steps N1-N9).
         def qsearch(alpha: int, beta: int, ply: int, in_check: bool) -> int:
@@ -492,13 +545,16 @@ class Searcher:
             in_check: bool,
         ) -> int:
             """Fail-soft PVS node; ``in_check`` is computed by the parent after its push."""
-            nonlocal nodes, events, seldepth, cutoffs, first_cutoffs
-            # Step N1. Count the node, poll, reset this ply's PV.
+            nonlocal nodes, events, seldepth, cutoffs, first_cutoffs, tbhits
+            # Step N1. Count the node, poll, reset this ply's PV (and the tablebase bounds a
+            # PV node's result is kept within).
             nodes += 1
             if nodes >= next_poll:
                 poll(ply)
             if pv_node:
                 pv_lines[ply] = _NO_PV
+                tb_lo = -INF
+                tb_hi = INF
             # Step N2. Game over by rule or line (never checked at the root).
             if is_terminal():
                 v = terminal_value()
@@ -553,6 +609,33 @@ class Searcher:
             else:
                 tt_move = None
                 ev = None
+            # Step N5a. Tablebases: a position just reached by a capture or pawn move, within
+            # the probe limit, takes the tables' result when its bound settles the node; a PV
+            # node searches on, its result kept within the bound (so mates are still found).
+            # A lost position in check is searched too: it may be mate, which WDL does not say.
+            if tb_limit and (depth >= tb_depth or tb_pieces() < tb_limit):
+                wdl = tb_wdl()
+                if wdl is not None and not (in_check and wdl < 0):
+                    tbhits += 1
+                    events += 1
+                    if wdl > tb_draw:
+                        tb_value, tb_bound = TB_WIN - ply, LOWER
+                    elif wdl < -tb_draw:
+                        tb_value, tb_bound = ply - TB_WIN, UPPER
+                    else:
+                        tb_value, tb_bound = DRAW, EXACT
+                    if (
+                        tb_bound == EXACT
+                        or (tb_bound == LOWER and tb_value >= beta)
+                        or (tb_bound == UPPER and tb_value <= alpha)
+                    ):
+                        store(key, None, tb_value, depth + _TB_DRAFT, tb_bound, ev)
+                        return tb_value
+                    if pv_node:
+                        if tb_bound == LOWER:
+                            tb_lo = tb_value
+                        else:
+                            tb_hi = tb_value
             # Step N5b. Internal iterative reduction: no TT move, probably a new area.
             if tt_move is None and depth >= _IIR_DEPTH:
                 depth -= 1
@@ -681,6 +764,11 @@ class Searcher:
                 v = terminal_value()
                 return MATE - ply if v > 0 else (ply - MATE if v < 0 else DRAW)
             # Step N9. Store the result (mate scores made node-relative).
+            if pv_node:
+                if best < tb_lo:
+                    best = tb_lo
+                elif best > tb_hi:
+                    best = tb_hi
             if best >= MATE_BOUND:
                 stored = best + ply
             elif best <= -MATE_BOUND:
@@ -747,7 +835,7 @@ class Searcher:
             return Iteration(exhausted=events == events_before)
 
         def counters() -> Counters:
-            return Counters(nodes, seldepth, tt.hashfull(), cutoffs, first_cutoffs)
+            return Counters(nodes, seldepth, tt.hashfull(), cutoffs, first_cutoffs, tbhits)
 
         def ponder(best: Any) -> str | None:
             return self._ponder_from_tt(game, best)

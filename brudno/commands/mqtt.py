@@ -7,7 +7,7 @@ Usage (containers and scripts depend on this interface)::
                 [--prefix P] [--group G] [--concurrency N] [--backlog N] [--id ID]
                 [--session-expiry S] [--max-job-seconds S] [--max-hash MIB]
                 [--reconnect-max S] [--shutdown-timeout S] [--status-file F]
-                [--eval-file-dir DIR]
+                [--eval-file-dir DIR] [--syzygy-dir DIR] [--book-dir DIR]
 
 This module turns the command line and the environment into a
 :class:`~protocol.transports.mqtt.config.WorkerConfig` and runs the worker until SIGTERM or
@@ -244,6 +244,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="jobs may load EvalFile weights from the files in DIR, and no "
         "others (default: EvalFile refuses every file)",
     )
+    group.add_argument(
+        "--syzygy-dir",
+        type=Path,
+        metavar="DIR",
+        help="jobs may use Syzygy tablebases from the directories in DIR: SyzygyPath "
+        "names them relative to it, . for DIR itself (default: SyzygyPath refuses "
+        "every directory)",
+    )
+    group.add_argument(
+        "--book-dir",
+        type=Path,
+        metavar="DIR",
+        help="jobs may open BookFile opening books from the files in DIR, and no "
+        "others (default: BookFile refuses every file)",
+    )
 
 
 def worker_config(args: argparse.Namespace) -> WorkerConfig:
@@ -265,6 +280,8 @@ def worker_config(args: argparse.Namespace) -> WorkerConfig:
         shutdown_timeout_s=args.shutdown_timeout,
         status_file=args.status_file,
         eval_file_dir=args.eval_file_dir,
+        syzygy_dir=args.syzygy_dir,
+        book_dir=args.book_dir,
     )
     config.check()
     config.broker.ssl_context()

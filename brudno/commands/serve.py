@@ -167,6 +167,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="clients may load EvalFile weights from the files in DIR, and "
         "no others (default: EvalFile refuses every file)",
     )
+    parser.add_argument(
+        "--syzygy-dir",
+        type=Path,
+        metavar="DIR",
+        help="clients may use Syzygy tablebases from the directories in DIR: SyzygyPath "
+        "names them relative to it, . for DIR itself (default: SyzygyPath refuses "
+        "every directory)",
+    )
+    parser.add_argument(
+        "--book-dir",
+        type=Path,
+        metavar="DIR",
+        help="clients may open BookFile opening books from the files in DIR, and "
+        "no others (default: BookFile refuses every file)",
+    )
 
 
 def resolve_token(token: str | None, token_file: Path | None, token_env: str) -> str | None:
@@ -205,6 +220,8 @@ def server_config(args: argparse.Namespace, token: str | None) -> ServerConfig:
         max_line_bytes=args.max_line_bytes,
         shutdown_timeout_s=max(0.0, args.shutdown_timeout),
         eval_file_dir=args.eval_file_dir,
+        syzygy_dir=args.syzygy_dir,
+        book_dir=args.book_dir,
     )
 
 

@@ -9,6 +9,9 @@ search needs on every node and python-chess does not keep incrementally:
 * a key stack and the number of plies since the last capture, pawn move or null move, so the
   repetition test looks only at positions that can repeat, every second ply.
 
+Syzygy tablebases (:mod:`games.chess_game.tablebase`) are optional: :meth:`ChessGame.use_tablebases`
+gives a game the settings, which copies and pickles keep.
+
 All incremental state lives in one undo tuple per ply: ``pop`` restores it in one step.
 """
 
@@ -23,13 +26,14 @@ from typing import TYPE_CHECKING, Any, Final
 import chess
 
 from engine.eval import LinearEvaluator
-from engine.game import IllegalMoveError, InvalidPositionError
+from engine.game import IllegalMoveError, InvalidPositionError, TablebaseProbing
 from games.chess_game import evaluation
 from games.chess_game.checks import CheckSquares, check_squares, quick_gives_check
 from games.chess_game.evaluation import EvalTables, evaluate_fast, material_psq
 from games.chess_game.make import push_plain
 from games.chess_game.movegen import legal_moves_not_in_check
 from games.chess_game.see import SEE_VALUES, see_ge
+from games.chess_game.tablebase import SyzygySettings, probe_wdl, root_moves
 from games.chess_game.zobrist import (
     PIECE_KEYS,
     TURN_KEY,
@@ -40,7 +44,7 @@ from games.chess_game.zobrist import (
 )
 
 if TYPE_CHECKING:
-    from engine.game import CheckTest, Game, StaticExchange
+    from engine.game import CheckTest, Game, StaticExchange, Tablebase
 
 __all__ = [
     "DEFAULT_WEIGHTS_PATH",
@@ -216,6 +220,8 @@ class ChessGame:
         "_legality",
         "_psq",
         "_tables",
+        "_tb",
+        "_tb_probing",
         "_undo",
         "_window",
         "chess960",
@@ -255,6 +261,8 @@ class ChessGame:
         self._keys = [self._key]
         self._undo: list[tuple[int, int, int, int, int, int]] = []
         self._legality: list[tuple[int, int, int, int]] = []
+        self._tb: SyzygySettings | None = None
+        self._tb_probing: TablebaseProbing | None = None
         for move in board.move_stack:
             self.push(move)
 
@@ -628,6 +636,57 @@ class ChessGame:
     def format_move(self, move: chess.Move) -> str:
         return self._board.uci(move, chess960=self.chess960)
 
+    # -- endgame tablebases (engine.game.Tablebase) ---------------------------------------
+
+    def use_tablebases(self, settings: SyzygySettings | None) -> None:
+        """Probe the Syzygy tables ``settings`` name from now on (``None``: no tables).
+
+        Only the settings are kept (directories and numbers): each process opens the tables
+        at its first probe, so copies and pickles of the game carry them cheaply."""
+        self._tb = settings
+        limit = 0 if settings is None else settings.limit
+        self._tb_probing = (
+            None
+            if settings is None or limit <= 0
+            else TablebaseProbing(limit, settings.probe_depth, settings.rule50)
+        )
+
+    @property
+    def tablebases(self) -> SyzygySettings | None:
+        """The tablebase settings in use (``None``: no tables)."""
+        return self._tb
+
+    def tb_probing(self) -> TablebaseProbing | None:
+        return self._tb_probing
+
+    def tb_pieces(self) -> int:
+        return self._board.occupied.bit_count()
+
+    def tb_wdl(self) -> int | None:
+        """Probed only right after a capture or pawn move (the counter is 0) and without
+        castling rights, the positions the tables' WDL values are exact for."""
+        b = self._board
+        if b.halfmove_clock or b.castling_rights:
+            return None
+        probing = self._tb_probing
+        settings = self._tb
+        if probing is None or settings is None or b.occupied.bit_count() > probing.limit:
+            return None
+        return probe_wdl(settings, b)
+
+    def tb_root_moves(self, rule50: bool) -> list[chess.Move] | None:
+        b = self._board
+        probing = self._tb_probing
+        settings = self._tb
+        if (
+            probing is None
+            or settings is None
+            or b.castling_rights
+            or b.occupied.bit_count() > probing.limit
+        ):
+            return None
+        return root_moves(settings, b, rule50)
+
     # -- move codes (engine.game.MoveCodec) -------------------------------------------------
 
     def move_code(self, move: chess.Move) -> int:
@@ -674,7 +733,10 @@ class ChessGame:
         default, _ = _default()
         evaluator = None if self._evaluator is default else self._evaluator
         moves = tuple(move.uci() for move in self._board.move_stack)
-        return (_unpickle, (root.fen(shredder=self.chess960), moves, self.chess960, evaluator))
+        return (
+            _unpickle,
+            (root.fen(shredder=self.chess960), moves, self.chess960, evaluator, self._tb),
+        )
 
     def copy(self) -> ChessGame:
         twin = ChessGame.__new__(ChessGame)
@@ -693,6 +755,8 @@ class ChessGame:
         twin._legality = []
         twin._keys = self._keys.copy()
         twin._undo = self._undo.copy()
+        twin._tb = self._tb
+        twin._tb_probing = self._tb_probing
         return twin
 
     # -- conveniences beyond the contract --------------------------------------------------
@@ -728,13 +792,18 @@ if TYPE_CHECKING:
     _contract_check: Game[chess.Move] = ChessGame(chess.Board())
     _exchange_check: StaticExchange[chess.Move] = ChessGame(chess.Board())
     _check_test: CheckTest[chess.Move] = ChessGame(chess.Board())
+    _tablebase_check: Tablebase[chess.Move] = ChessGame(chess.Board())
 
 
 _last_unpickled: LinearEvaluator | None = None
 
 
 def _unpickle(
-    fen: str, moves: tuple[str, ...], chess960: bool, evaluator: LinearEvaluator | None
+    fen: str,
+    moves: tuple[str, ...],
+    chess960: bool,
+    evaluator: LinearEvaluator | None,
+    tablebases: SyzygySettings | None = None,
 ) -> ChessGame:
     """Rebuild a pickled game.  A caller's evaluator arrives as a fresh copy with every game
     (a search worker gets one per ``go``); equal weights are folded into the copy seen last,
@@ -750,4 +819,7 @@ def _unpickle(
     board = chess.Board(fen, chess960=chess960)
     for text in moves:
         board.push(chess.Move.from_uci(text))
-    return ChessGame(board, chess960=chess960, evaluator=evaluator)
+    game = ChessGame(board, chess960=chess960, evaluator=evaluator)
+    if tablebases is not None:
+        game.use_tablebases(tablebases)
+    return game

@@ -74,7 +74,7 @@ def info_line(info: SearchInfo, *, show_wdl: bool = False) -> str:
     report with Stockfish's field order::
 
         info depth D seldepth S multipv K score cp X [lowerbound|upperbound] [wdl W D L]
-             nodes N nps R hashfull H time T pv m1 m2 …
+             nodes N nps R hashfull H tbhits B time T pv m1 m2 …
 
     ``seldepth`` is left out when 0 (not tracked), ``multipv`` when the report is not a line
     (no score and no pv), ``score`` when ``None``, ``wdl`` unless asked for and known, and
@@ -97,7 +97,10 @@ def info_line(info: SearchInfo, *, show_wdl: bool = False) -> str:
     if show_wdl and info.wdl is not None:
         win, draw, loss = info.wdl
         parts.append(f"wdl {win} {draw} {loss}")
-    parts.append(f"nodes {info.nodes} nps {info.nps} hashfull {info.hashfull} time {info.time_ms}")
+    parts.append(
+        f"nodes {info.nodes} nps {info.nps} hashfull {info.hashfull} tbhits {info.tbhits} "
+        f"time {info.time_ms}"
+    )
     if info.pv:
         parts.append("pv " + " ".join(info.pv))
     return " ".join(parts)

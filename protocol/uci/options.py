@@ -29,12 +29,15 @@ from protocol.uci.commands import parse_int, show
 
 __all__ = [
     "ANY_PATH",
+    "BOOK_FILES",
+    "EVAL_FILES",
     "EVAL_FILE_SHIPPED",
     "NO_EVAL_FILES",
     "Button",
     "Check",
     "Combo",
     "EvalFileAccess",
+    "FileKind",
     "LoadedWeights",
     "OptionError",
     "OptionSpec",
@@ -145,6 +148,10 @@ class String:
 OptionSpec = Spin | Check | Combo | Button | String
 
 HASH_MAX_MIB = 4096
+BOOK_DEPTH_DEFAULT = 16
+"""Plies from the game's start within which the book is asked."""
+BOOK_DEPTH_MAX = 255
+BOOK_SEED_MAX = (1 << 31) - 1
 
 
 def default_specs(variants: Sequence[str]) -> tuple[OptionSpec, ...]:
@@ -159,6 +166,12 @@ def default_specs(variants: Sequence[str]) -> tuple[OptionSpec, ...]:
     compare two tables with one installation); :func:`load_weights` says what it accepts, and
     the empty default (or ``<default>``) means the shipped weights.  Only games whose
     evaluation is such a table (chess) take one; the session refuses it for the others.
+    ``OwnBook``, ``BookFile``, ``BookDepth`` and ``BookSeed`` are the Polyglot opening book
+    (chess only): the session plays a book move, drawn by weight with a generator seeded by
+    the position's key and ``BookSeed``, while the game's ply is below ``BookDepth``.
+    ``SyzygyPath``, ``SyzygyProbeDepth``, ``Syzygy50MoveRule`` and ``SyzygyProbeLimit`` are
+    Stockfish's endgame tablebase options, declared as Stockfish declares them
+    (:mod:`protocol.uci.syzygy` handles them).
     The variant default is ``chess`` when it is offered, else the first variant given.
     """
     if not variants:
@@ -178,6 +191,14 @@ def default_specs(variants: Sequence[str]) -> tuple[OptionSpec, ...]:
         String("UCI_Opponent", ""),
         Combo("Algorithm", "pvs", ("pvs", *ABLATIONS, *UCI_ALGORITHMS)),
         String("EvalFile", ""),
+        String("SyzygyPath", ""),
+        Spin("SyzygyProbeDepth", 1, 1, 100),
+        Check("Syzygy50MoveRule", True),
+        Spin("SyzygyProbeLimit", 7, 0, 7),
+        Check("OwnBook", False),
+        String("BookFile", ""),
+        Spin("BookDepth", BOOK_DEPTH_DEFAULT, 1, BOOK_DEPTH_MAX),
+        Spin("BookSeed", 0, 0, BOOK_SEED_MAX),
     )
 
 
@@ -339,6 +360,23 @@ def is_default_eval_file(value: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class FileKind:
+    """How :meth:`EvalFileAccess.locate`'s refusals name an option that reads a file."""
+
+    option: str
+    files: str
+    """What the files are, plural (``weight files``)."""
+    flag: str
+    """The server's command-line flag that names the directory."""
+    directory: str
+    """What the directory is (``weights directory``)."""
+
+
+EVAL_FILES = FileKind("EvalFile", "weight files", "--eval-file-dir", "weights directory")
+BOOK_FILES = FileKind("BookFile", "book files", "--book-dir", "book directory")
+
+
+@dataclass(frozen=True, slots=True)
 class EvalFileAccess:
     """Which files an ``EvalFile`` value may name, and the path a value stands for.
 
@@ -387,11 +425,13 @@ class EvalFileAccess:
         without one.  Raises :class:`ValueError` like :meth:`within`."""
         return NO_EVAL_FILES if directory is None else cls.within(directory)
 
-    def locate(self, value: str) -> tuple[Path, str]:
+    def locate(self, value: str, kind: FileKind = EVAL_FILES) -> tuple[Path, str]:
         """The file ``value`` names, and how messages to the client should name it.
 
         Raises :class:`OptionError` when the policy refuses the value; nothing is read.
         Under a directory, messages name the value as given, never the server's path.
+        ``kind`` words the refusals for another option than ``EvalFile`` (``BookFile``: the
+        same policy, with a directory of its own).
         """
         text = value.strip()
         if self.any_path:
@@ -400,8 +440,8 @@ class EvalFileAccess:
         root = self.directory
         if root is None:
             raise OptionError(
-                "EvalFile: this server loads no weight files (start it with --eval-file-dir DIR)",
-                option="EvalFile",
+                f"{kind.option}: this server loads no {kind.files} (start it with {kind.flag} DIR)",
+                option=kind.option,
                 value=value,
             )
         name = Path(text)
@@ -418,8 +458,8 @@ class EvalFileAccess:
         if not inside:
             shown = printable(text)
             raise OptionError(
-                f"EvalFile: {shown} is not a file in the server's weights directory",
-                option="EvalFile",
+                f"{kind.option}: {shown} is not a file in the server's {kind.directory}",
+                option=kind.option,
                 value=value,
             )
         return path, text

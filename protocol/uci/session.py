@@ -44,6 +44,7 @@ from engine.game import Game, GameError, IllegalMoveError
 from engine.info import SearchInfo, SearchResult
 from engine.limits import Limits
 from engine.perft import divide_until_stopped
+from games.chess_game.book import BOOK_VARIANT, BookError, BookMove, OpeningBook
 from games.registry import GAMES, get_variant
 from games.variant import Variant
 from protocol.text import printable
@@ -59,6 +60,7 @@ from protocol.uci.formatting import (
 )
 from protocol.uci.options import (
     ANY_PATH,
+    BOOK_FILES,
     Button,
     EvalFileAccess,
     OptionError,
@@ -68,6 +70,12 @@ from protocol.uci.options import (
     load_weights,
 )
 from protocol.uci.runner import SearchRunner, ThreadRunner
+from protocol.uci.syzygy import (
+    ANY_SYZYGY_PATH,
+    SYZYGY_OPTIONS,
+    SessionTablebases,
+    SyzygyAccess,
+)
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +169,9 @@ class EngineSession:
       the user owns the process; a server passes
       :data:`~protocol.uci.options.NO_EVAL_FILES` or ``EvalFileAccess.within(directory)``,
       because there the value would name a file on the server's machine.  A refused value
-      gets one ``info string error: …`` and the option keeps its old value.
+      gets one ``info string error: …`` and the option keeps its old value;
+    * ``book_files`` is the same policy for ``setoption name BookFile`` (the opening book),
+      with a directory of its own on servers.
     """
 
     def __init__(
@@ -172,9 +182,16 @@ class EngineSession:
         hash_budget: Callable[[int], str | None] | None = None,
         thread_budget: Callable[[int], tuple[int, str]] | None = None,
         eval_files: EvalFileAccess = ANY_PATH,
+        syzygy: SyzygyAccess = ANY_SYZYGY_PATH,
+        book_files: EvalFileAccess = ANY_PATH,
     ) -> None:
         self._sink = sink
         self._eval_files = eval_files
+        self._tablebases = SessionTablebases(syzygy)
+        """The Syzygy tables (``SyzygyPath``, policy ``syzygy`` as for ``eval_files``)."""
+        self._book_files = book_files
+        self._book: OpeningBook | None = None
+        """``BookFile``'s book, open; ``None`` while there is none."""
         self._thread_budget = thread_budget
         """Asked before ``Threads`` changes (a server sharing its cores among sessions):
         called with the requested count, it returns the count granted (and accounted) and,
@@ -280,6 +297,9 @@ class EngineSession:
             # that, so a closed session leaves no task and no process behind.
             self._starting.cancel()
             await asyncio.wait((self._starting,))
+        if self._book is not None:
+            self._book.close()
+            self._book = None
         await self._runner.close()
 
     # -- dispatch --------------------------------------------------------------------------
@@ -417,8 +437,11 @@ class EngineSession:
         if spec.name == "EvalFile" and isinstance(before, str):
             await self._set_eval_file(before, shown)  # reread even if the name is the same
             return
+        if spec.name in ("BookFile", "OwnBook"):
+            await self._set_book_option(spec.name, before, shown)
+            return
         after = self._options[spec.name]
-        if after == before:
+        if after == before and spec.name != "SyzygyPath":  # a path is reread: new tables?
             return
         if spec.name == "Hash":
             if self._hash_budget is not None:
@@ -432,6 +455,8 @@ class EngineSession:
             await self._set_threads(self._options.get_int("Threads"), before, shown)
         elif spec.name in ("UCI_Variant", "UCI_Chess960"):
             self._on_game_options_changed(spec.name)
+        elif spec.name in SYZYGY_OPTIONS:
+            await self._set_syzygy(spec.name, before, shown)
 
     async def _set_threads(self, threads: int, before: object, shown: str) -> None:
         """Start or end search helpers; a server may grant fewer threads than asked (its
@@ -461,6 +486,11 @@ class EngineSession:
             self._variant = get_variant(self._options.get_str("UCI_Variant"))
             self._start_fen, self._moves = None, ()
             self._game = self._new_game()
+            if self._options.get_bool("OwnBook") and self._variant.name != BOOK_VARIANT:
+                self._say(  # said once, here, rather than at every go
+                    f"OwnBook: no book moves while UCI_Variant is {self._variant.name} "
+                    "(opening books are for chess only)"
+                )
             return
         try:
             self._game = self._build(self._start_fen, self._moves)
@@ -468,6 +498,54 @@ class EngineSession:
             self._say(f"position reset to the start position: {exc}")
             self._start_fen, self._moves = None, ()
             self._game = self._new_game()
+
+    async def _set_book_option(self, name: str, before: object, shown: str) -> None:
+        """``OwnBook`` on, or a ``BookFile``, under another variant than chess is refused.
+
+        ``BookFile``: open the book it now names, or close it (the empty value).  As with
+        ``EvalFile``, the file is checked here (on a worker thread: a large book takes a
+        moment), not at the next ``go``: a bad file is reported against the ``setoption``
+        that named it, and the old value and book stay.  Which files may be read is the
+        transport's ``book_files`` policy.  Closing the book always works.
+        """
+        if name == "OwnBook":
+            if self._options.get_bool("OwnBook") and self._variant.name != BOOK_VARIANT:
+                self._options.set("OwnBook", "true" if before else "false")
+                self._error(self._no_book_here("OwnBook"), shown)
+            return
+        value = self._options.get_str("BookFile")
+        book: OpeningBook | None = None
+        if value.strip():
+            try:
+                if self._variant.name != BOOK_VARIANT:
+                    raise OptionError(self._no_book_here("BookFile"), option="BookFile")
+                path, shown_as = self._book_files.locate(value, BOOK_FILES)
+                book = await asyncio.to_thread(OpeningBook.open, path, shown_as=shown_as)
+            except (OptionError, BookError) as exc:
+                self._options.set("BookFile", str(before))
+                self._error(str(exc) if isinstance(exc, OptionError) else f"BookFile: {exc}", shown)
+                return
+            self._say(book.summary())
+        else:
+            self._options.set("BookFile", "")  # one spelling for "no book"
+        old, self._book = self._book, book
+        if old is not None:
+            old.close()
+
+    def _no_book_here(self, option: str) -> str:
+        return f"{option}: opening books are for chess only (UCI_Variant is {self._variant.name})"
+
+    async def _set_syzygy(self, name: str, before: object, shown: str) -> None:
+        """Check a new ``SyzygyPath`` (a bad one is refused and the old value stays), then
+        give the current position the tables under the current probe options."""
+        try:
+            said = await self._tablebases.option_set(self._options, name, before)
+        except OptionError as exc:
+            self._error(str(exc), shown)
+            return
+        if said is not None:
+            self._say(said)
+        self._tablebases.apply(self._game, self._options)
 
     async def _set_eval_file(self, before: str, shown: str) -> None:
         """Load the table ``EvalFile`` now names, or go back to the shipped one.
@@ -533,7 +611,9 @@ class EngineSession:
         return self._options.get_bool("UCI_Chess960")
 
     def _new_game(self, fen: str | None = None) -> Game[Any]:
-        return self._variant.new(fen, chess960=self._chess960, evaluator=self._evaluator)
+        game = self._variant.new(fen, chess960=self._chess960, evaluator=self._evaluator)
+        self._tablebases.apply(game, self._options)
+        return game
 
     def _build(self, fen: str | None, moves: Iterable[str]) -> Game[Any]:
         game = self._new_game(fen)
@@ -583,7 +663,13 @@ class EngineSession:
     # -- searching -------------------------------------------------------------------------
     def _go(self, limits: Limits, *, bounded: bool, seq: int) -> None:
         """Start a search.  ``bounded`` is False when the ``go`` had a bad part: then a
-        search that its valid parts leave without any limit gets a short one instead."""
+        search that its valid parts leave without any limit gets a short one instead.
+        With ``OwnBook`` on, a book move is answered at once instead (:meth:`_book_move`)."""
+        book = self._book_move(limits)
+        if book is not None:
+            self._say(f"book move {book.move} (weight {book.weight} of {book.total})")
+            self._send(bestmove_line(book.move))
+            return
         limits = self._checked_searchmoves(limits)
         if not bounded and not _has_limit(limits, self._game.side):
             limits = replace(limits, movetime=MALFORMED_GO_MOVETIME_MS)
@@ -601,6 +687,35 @@ class EngineSession:
         self._start_job(self._search_job(game, limits, control, release), control, release)
         if seq <= self._stopped_through:
             self._stop_search()  # a stop (or a newer go) arrived while this go was queued
+
+    def _book_move(self, limits: Limits) -> BookMove | None:
+        """The book's move for this ``go``, or ``None`` to search.
+
+        The book is asked when ``OwnBook`` is on, a ``BookFile`` is open, the variant is chess,
+        the game's ply (from its start, or from the FEN's move number) is below ``BookDepth``,
+        and the ``go`` asks for a move to play: a clock, ``movetime`` or nothing.  A ``go``
+        with ``infinite`` or ``ponder`` (the GUI waits for an analysis or a predicted
+        reply), ``searchmoves`` (a restricted root), ``depth``, ``nodes`` or ``mate`` (a
+        search of a given size or purpose: analysis, tests, fixed-depth matches) is searched.
+        """
+        book = self._book
+        if (
+            book is None
+            or not self._options.get_bool("OwnBook")
+            or self._variant.name != BOOK_VARIANT
+            or limits.waits_for_stop
+            or limits.searchmoves is not None
+            or limits.depth is not None
+            or limits.nodes is not None
+            or limits.mate is not None
+            or self._game.ply >= self._options.get_int("BookDepth")
+        ):
+            return None
+        try:
+            return book.choose(self._game, self._options.get_int("BookSeed"))
+        except Exception as exc:  # a book changed under the engine: search instead
+            self._internal_error("book probe", exc, self._game.fen())
+            return None
 
     def _start_job(
         self,

@@ -23,6 +23,7 @@ from protocol.transports.mqtt.topics import (
 )
 from protocol.uci.options import EvalFileAccess
 from protocol.uci.runner import SearchRunner
+from protocol.uci.syzygy import SyzygyAccess
 from protocol.uci.workers import ProcessRunner
 
 _ID_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
@@ -77,6 +78,12 @@ class WorkerConfig:
     eval_file_dir: Path | None = None
     """The directory a job's ``EvalFile`` names a file in; ``None`` refuses every file (a
     job would otherwise read any file on the worker's machine)."""
+    syzygy_dir: Path | None = None
+    """The directory a job's ``SyzygyPath`` names tablebase directories in (``.`` for
+    itself); ``None`` refuses every directory, as for ``eval_file_dir``."""
+    book_dir: Path | None = None
+    """The directory a job's ``BookFile`` names an opening book in; ``None`` refuses every
+    file, as for ``eval_file_dir``."""
 
     def total_threads(self) -> int:
         """:attr:`max_total_threads`, with its default filled in."""
@@ -91,6 +98,21 @@ class WorkerConfig:
             return EvalFileAccess.for_server(self.eval_file_dir)
         except ValueError as exc:
             raise MqttConfigError(f"--eval-file-dir: {exc}") from None
+
+    def book_files(self) -> EvalFileAccess:
+        """The jobs' ``BookFile`` policy (the same rules as ``EvalFile``'s)."""
+        try:
+            return EvalFileAccess.for_server(self.book_dir)
+        except ValueError as exc:
+            raise MqttConfigError(f"--book-dir: {exc}") from None
+
+    def syzygy(self) -> SyzygyAccess:
+        """The jobs' ``SyzygyPath`` policy; :class:`MqttConfigError` if the directory is
+        unusable."""
+        try:
+            return SyzygyAccess.for_server(self.syzygy_dir)
+        except ValueError as exc:
+            raise MqttConfigError(f"--syzygy-dir: {exc}") from None
 
     def check(self) -> None:
         self.broker.check()
@@ -112,3 +134,5 @@ class WorkerConfig:
         if self.reconnect_initial_s <= 0 or self.reconnect_max_s <= 0:
             raise MqttConfigError("reconnect delays must be positive")
         self.eval_files()
+        self.syzygy()
+        self.book_files()

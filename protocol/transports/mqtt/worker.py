@@ -176,6 +176,10 @@ class MqttWorker:
         self.config = config
         self.eval_files = config.eval_files()
         """What a job's ``EvalFile`` may read, resolved once for all jobs."""
+        self.syzygy = config.syzygy()
+        """Which tablebase directories a job's ``SyzygyPath`` may name, likewise."""
+        self.book_files = config.book_files()
+        """What a job's ``BookFile`` may read, likewise."""
         self.stats = WorkerStats()
         self.threads = ThreadBudget(config.total_threads(), config.max_threads)
         """``Threads`` granted to the jobs searching now (see its module)."""
@@ -575,6 +579,8 @@ class MqttWorker:
             hash_budget=hash_budget,
             thread_budget=lambda threads: self.threads.request(grant_key, threads),
             eval_files=self.eval_files,
+            syzygy=self.syzygy,
+            book_files=self.book_files,
         )
         self._sessions[id(record)] = session
         started = time.monotonic()

@@ -21,6 +21,7 @@ from protocol.transports.tcp.wire import DEFAULT_PORT, MAX_PORT
 from protocol.uci.options import EvalFileAccess
 from protocol.uci.runner import SearchRunner
 from protocol.uci.session import MAX_LINE_LENGTH
+from protocol.uci.syzygy import SyzygyAccess
 from protocol.uci.workers import ProcessRunner
 
 
@@ -82,6 +83,11 @@ class ServerConfig:
     """Builds a session's runner from its Hash size; worker processes unless a test says so."""
     eval_file_dir: Path | None = None
     """The directory ``EvalFile`` values name files in; ``None`` refuses every file."""
+    syzygy_dir: Path | None = None
+    """The directory ``SyzygyPath`` values name tablebase directories in (``.`` for itself);
+    ``None`` refuses every directory."""
+    book_dir: Path | None = None
+    """The directory ``BookFile`` values name opening books in; ``None`` refuses every file."""
 
     def eval_files(self) -> EvalFileAccess:
         """The sessions' ``EvalFile`` policy; :class:`ServerConfigError` if the directory is
@@ -90,6 +96,21 @@ class ServerConfig:
             return EvalFileAccess.for_server(self.eval_file_dir)
         except ValueError as exc:
             raise ServerConfigError(f"--eval-file-dir: {exc}") from None
+
+    def book_files(self) -> EvalFileAccess:
+        """The sessions' ``BookFile`` policy (the same rules as ``EvalFile``'s)."""
+        try:
+            return EvalFileAccess.for_server(self.book_dir)
+        except ValueError as exc:
+            raise ServerConfigError(f"--book-dir: {exc}") from None
+
+    def syzygy(self) -> SyzygyAccess:
+        """The sessions' ``SyzygyPath`` policy; :class:`ServerConfigError` if the directory
+        is unusable."""
+        try:
+            return SyzygyAccess.for_server(self.syzygy_dir)
+        except ValueError as exc:
+            raise ServerConfigError(f"--syzygy-dir: {exc}") from None
 
     def check(self) -> None:
         """Raise :class:`ServerConfigError` for settings that are unsafe or meaningless."""
@@ -116,6 +137,8 @@ class ServerConfig:
         if not (self.auth_timeout_s > 0 and math.isfinite(self.auth_timeout_s)):
             raise ServerConfigError("auth_timeout_s must be a positive number of seconds")
         self.eval_files()
+        self.syzygy()
+        self.book_files()
 
 
 def is_loopback(host: str) -> bool:

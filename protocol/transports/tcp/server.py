@@ -50,7 +50,9 @@ Limits, and why each exists:
   ``auth <token>``, compared in constant time.
 * ``eval_file_dir`` — ``setoption name EvalFile`` reads a file on the server's machine, so by
   default it is refused; with a directory, a client may name the files in it and nothing
-  else (:class:`~protocol.uci.options.EvalFileAccess`).
+  else (:class:`~protocol.uci.options.EvalFileAccess`).  ``book_dir`` does the same for
+  ``setoption name BookFile`` (opening books), ``syzygy_dir`` for ``setoption name
+  SyzygyPath`` (tablebase directories inside it, :mod:`protocol.uci.syzygy`).
 
 Shutdown (:meth:`TcpServer.shutdown`; :func:`serve_until` calls it when its ``stop`` event
 is set, which ``brudno serve`` does on SIGTERM/SIGINT): stop accepting, stop every search,
@@ -278,6 +280,8 @@ class Connection:
             hash_budget=lambda mb: self._server.memory.request(self.sid, mb),
             thread_budget=lambda threads: self._server.grant_threads(self.sid, threads),
             eval_files=self._server.eval_files,
+            syzygy=self._server.syzygy,
+            book_files=self._server.book_files,
         )
         self._session = session
         hash_mb = session.options.get_int("Hash")
@@ -501,6 +505,10 @@ class TcpServer:
         self.threads = ThreadBudget(config.max_total_threads, config.max_threads)
         self.eval_files = config.eval_files()
         """What ``EvalFile`` may read, resolved once for all sessions."""
+        self.syzygy = config.syzygy()
+        """Which tablebase directories ``SyzygyPath`` may name, likewise."""
+        self.book_files = config.book_files()
+        """What ``BookFile`` may read, likewise."""
         self._server: asyncio.Server | None = None
         self._connections: dict[asyncio.Task[None], Connection] = {}
         self._pending: PendingAuth[Connection] = PendingAuth(

@@ -76,6 +76,14 @@ def test_declared_options_as_the_uci_command_lists_them() -> None:
         " var alphabeta var failsoft var negascout var aspiration var mtdf var sssstar"
         " var dualstar",
         "option name EvalFile type string default <empty>",
+        "option name SyzygyPath type string default <empty>",
+        "option name SyzygyProbeDepth type spin default 1 min 1 max 100",
+        "option name Syzygy50MoveRule type check default true",
+        "option name SyzygyProbeLimit type spin default 7 min 0 max 7",
+        "option name OwnBook type check default false",
+        "option name BookFile type string default <empty>",
+        "option name BookDepth type spin default 16 min 1 max 255",
+        "option name BookSeed type spin default 0 min 0 max 2147483647",
     ]
 
 
@@ -116,7 +124,7 @@ INFO_LINES: list[tuple[SearchInfo, bool, str]] = [
         ),
         False,
         "info depth 12 seldepth 18 multipv 1 score cp 34 nodes 123 nps 4567 hashfull 12 "
-        "time 89 pv e2e4 e7e5",
+        "tbhits 0 time 89 pv e2e4 e7e5",
     ),
     (
         SearchInfo(
@@ -132,7 +140,7 @@ INFO_LINES: list[tuple[SearchInfo, bool, str]] = [
         ),
         False,
         "info depth 9 seldepth 14 multipv 2 score mate -3 nodes 5000 nps 100000 hashfull 0 "
-        "time 50 pv g1f3",
+        "tbhits 0 time 50 pv g1f3",
     ),
     # an aspiration fail-high: the bound follows the score, wdl follows the bound
     (
@@ -150,7 +158,7 @@ INFO_LINES: list[tuple[SearchInfo, bool, str]] = [
         ),
         True,
         "info depth 7 seldepth 10 multipv 1 score cp 80 lowerbound wdl 412 560 28 nodes 10 "
-        "nps 20 hashfull 3 time 500 pv d2d4",
+        "nps 20 hashfull 3 tbhits 0 time 500 pv d2d4",
     ),
     # wdl is sent only when asked for (UCI_ShowWDL) ...
     (
@@ -159,25 +167,26 @@ INFO_LINES: list[tuple[SearchInfo, bool, str]] = [
         ),
         False,
         "info depth 3 seldepth 3 multipv 1 score cp -15 upperbound nodes 0 nps 0 hashfull 0 "
-        "time 0 pv a2a3",
+        "tbhits 0 time 0 pv a2a3",
     ),
     # ... and known
     (
         SearchInfo(depth=3, seldepth=3, score=Cp(-15), pv=("a2a3",)),
         True,
-        "info depth 3 seldepth 3 multipv 1 score cp -15 nodes 0 nps 0 hashfull 0 time 0 pv a2a3",
+        "info depth 3 seldepth 3 multipv 1 score cp -15 nodes 0 nps 0 hashfull 0 tbhits 0 "
+        "time 0 pv a2a3",
     ),
     # a statistics tick: no score, no pv, so no multipv either; seldepth 0 is "not tracked"
     (
         SearchInfo(depth=15, nodes=2_000_000, nps=400_000, time_ms=5000, hashfull=650),
         False,
-        "info depth 15 nodes 2000000 nps 400000 hashfull 650 time 5000",
+        "info depth 15 nodes 2000000 nps 400000 hashfull 650 tbhits 0 time 5000",
     ),
     # a line report without a score (the pv alone still makes it a line)
     (
         SearchInfo(depth=1, seldepth=1, nodes=21, time_ms=1, pv=("b1c3",)),
         False,
-        "info depth 1 seldepth 1 multipv 1 nodes 21 nps 0 hashfull 0 time 1 pv b1c3",
+        "info depth 1 seldepth 1 multipv 1 nodes 21 nps 0 hashfull 0 tbhits 0 time 1 pv b1c3",
     ),
     (
         SearchInfo(depth=12, currmove="e2e4", currmovenumber=1, nodes=99),

@@ -56,6 +56,14 @@ def test_default_specs_declare_the_documented_options() -> None:
             ),
         ),
         String("EvalFile", ""),
+        String("SyzygyPath", ""),
+        Spin("SyzygyProbeDepth", 1, 1, 100),
+        Check("Syzygy50MoveRule", True),
+        Spin("SyzygyProbeLimit", 7, 0, 7),
+        Check("OwnBook", False),
+        String("BookFile", ""),
+        Spin("BookDepth", 16, 1, 255),
+        Spin("BookSeed", 0, 0, 2**31 - 1),
     )
 
 
@@ -83,6 +91,14 @@ def test_defaults_are_the_initial_values(options: Options) -> None:
         "UCI_Opponent": "",
         "Algorithm": "pvs",
         "EvalFile": "",
+        "SyzygyPath": "",
+        "SyzygyProbeDepth": 1,
+        "Syzygy50MoveRule": True,
+        "SyzygyProbeLimit": 7,
+        "OwnBook": False,
+        "BookFile": "",
+        "BookDepth": 16,
+        "BookSeed": 0,
     }
 
 

@@ -1,0 +1,186 @@
+"""The Syzygy options of a session: which directories ``SyzygyPath`` may name, and the tables
+its positions probe.
+
+Stockfish's four options, declared as it declares them (:func:`~protocol.uci.options.
+default_specs`): ``SyzygyPath`` (directories separated by ``os.pathsep``, ``:`` on Unix;
+``<empty>``: no tables), ``SyzygyProbeDepth``, ``Syzygy50MoveRule`` and ``SyzygyProbeLimit``.
+A new ``SyzygyPath`` is checked when it is set (:func:`games.chess_game.tablebase.
+find_tables`, off the event loop): a missing directory, one without tables or a damaged table
+is an ``info string error:`` and the option keeps its old value.  Good tables are announced
+(``info string Syzygy: found …``).  Only chess has tables; other variants ignore them.
+
+The tables are read by the engine's own process.  On stdio that is the user's business, but
+on a server the value would name directories on the *server's* machine, so the transport picks
+a policy, as for ``EvalFile`` (:class:`~protocol.uci.options.EvalFileAccess`):
+
+* :data:`ANY_SYZYGY_PATH` — the directories are paths, ``~`` expanded (stdio);
+* :data:`NO_SYZYGY` — every directory is refused (the servers' default);
+* :meth:`SyzygyAccess.within` a directory the operator chose (``--syzygy-dir``) — each
+  directory of the value is a relative name inside it (``.`` is the directory itself), which
+  must resolve, symlinks followed, to a directory inside it.  Anything else gets one refusal
+  that names neither the server's directory nor the reason, and messages about tables name
+  directories as the client gave them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from engine.game import Game
+from games.chess_game import ChessGame
+from games.chess_game.tablebase import (
+    FoundTables,
+    SyzygySettings,
+    TablebaseError,
+    find_tables,
+    split_path,
+)
+from protocol.errors import OptionError
+from protocol.text import printable
+from protocol.uci.options import Options
+
+__all__ = [
+    "ANY_SYZYGY_PATH",
+    "NO_SYZYGY",
+    "SYZYGY_OPTIONS",
+    "SessionTablebases",
+    "SyzygyAccess",
+    "use_tablebases",
+]
+
+PATH: Final = "SyzygyPath"
+SYZYGY_OPTIONS: Final = (PATH, "SyzygyProbeDepth", "Syzygy50MoveRule", "SyzygyProbeLimit")
+"""The options :class:`SessionTablebases` reacts to."""
+
+
+def _refusal(what: str, value: str) -> OptionError:
+    return OptionError(f"{PATH}: {what}", option=PATH, value=value)
+
+
+@dataclass(frozen=True, slots=True)
+class SyzygyAccess:
+    """Which directories a ``SyzygyPath`` value may name (see the module docstring)."""
+
+    any_path: bool
+    directory: Path | None = None
+    """The only directory tables are read from (and from below it): absolute, resolved."""
+
+    def __post_init__(self) -> None:
+        if self.any_path and self.directory is not None:
+            raise ValueError("SyzygyAccess: any_path and a directory exclude each other")
+
+    @classmethod
+    def within(cls, directory: Path) -> SyzygyAccess:
+        """Directories in ``directory`` only.  :class:`ValueError` (naming the directory,
+        for the operator at startup) unless it is an existing directory."""
+        try:
+            root = directory.expanduser().resolve(strict=True)
+        except FileNotFoundError:
+            raise ValueError(f"{directory} does not exist") from None
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python 3.11)
+            raise ValueError(f"cannot use {directory}: {exc}") from None
+        if not root.is_dir():
+            raise ValueError(f"{directory} is not a directory")
+        return cls(any_path=False, directory=root)
+
+    @classmethod
+    def for_server(cls, directory: Path | None) -> SyzygyAccess:
+        """A server's policy (``--syzygy-dir``): directories in ``directory`` only, or none
+        without one.  Raises :class:`ValueError` like :meth:`within`."""
+        return NO_SYZYGY if directory is None else cls.within(directory)
+
+    def locate(self, value: str) -> tuple[list[Path], list[str]]:
+        """The directories ``value`` names, and how messages should name each.
+
+        Raises :class:`OptionError` when the policy refuses the value; nothing is read."""
+        names = split_path(value)
+        if self.any_path:
+            return [Path(name).expanduser() for name in names], names
+        root = self.directory
+        if root is None:
+            raise _refusal("this server uses no tablebases (start it with --syzygy-dir DIR)", value)
+        paths: list[Path] = []
+        for name in names:
+            given = Path(name)
+            try:
+                path = (root / given).resolve()
+                inside = (
+                    not given.is_absolute()
+                    and (path == root or path.is_relative_to(root))
+                    and path.is_dir()
+                )
+            except (OSError, ValueError, RuntimeError):  # a NUL byte, a symlink loop
+                inside = False
+            if not inside:
+                raise _refusal(
+                    f"{printable(name)} is not a directory in the server's tablebase directory",
+                    value,
+                )
+            paths.append(path)
+        return paths, names
+
+
+ANY_SYZYGY_PATH: Final = SyzygyAccess(any_path=True)
+"""``SyzygyPath`` may name any directory the process can read (stdio, the default)."""
+
+NO_SYZYGY: Final = SyzygyAccess(any_path=False)
+"""``SyzygyPath`` refuses every directory (the servers' default)."""
+
+
+def use_tablebases(game: Game[Any], settings: SyzygySettings | None) -> None:
+    """Give ``game`` the tables (``None``: none), if it is a game that has tables (chess)."""
+    if isinstance(game, ChessGame):
+        game.use_tablebases(settings)
+
+
+class SessionTablebases:
+    """The tables one session uses: the checked ``SyzygyPath`` and the probe options."""
+
+    def __init__(self, access: SyzygyAccess = ANY_SYZYGY_PATH) -> None:
+        self._access = access
+        self._found: FoundTables | None = None
+        """The tables ``SyzygyPath`` names; ``None`` while it is empty."""
+
+    async def option_set(self, options: Options, name: str, before: object) -> str | None:
+        """React to one of :data:`SYZYGY_OPTIONS` having been set in ``options``.
+
+        A ``SyzygyPath`` is checked again even when it is unchanged (tables may have been
+        added).  Returns a line to tell the client (the tables found), or raises
+        :class:`OptionError` after putting the option's old value back."""
+        if name != PATH:
+            return None
+        value = options.get_str(PATH)
+        if not split_path(value):
+            options.set(PATH, "")  # blanks and lone separators: no tables, one spelling
+            self._found = None
+            return None
+        try:
+            paths, shown = self._access.locate(value)
+            found = await asyncio.to_thread(find_tables, paths, shown)
+        except TablebaseError as exc:
+            options.set(PATH, str(before))
+            raise _refusal(str(exc), value) from None
+        except OptionError:
+            options.set(PATH, str(before))
+            raise
+        self._found = found
+        return f"{PATH}: {found.summary()}"
+
+    def settings(self, options: Options) -> SyzygySettings | None:
+        """What games probe with under the current options (``None``: no tables)."""
+        found = self._found
+        if found is None:
+            return None
+        return SyzygySettings.from_found(
+            found,
+            probe_depth=options.get_int("SyzygyProbeDepth"),
+            probe_limit=options.get_int("SyzygyProbeLimit"),
+            rule50=options.get_bool("Syzygy50MoveRule"),
+        )
+
+    def apply(self, game: Game[Any], options: Options) -> None:
+        """Give ``game`` the tables of the current options."""
+        use_tablebases(game, self.settings(options))
