@@ -376,6 +376,20 @@ EVAL_FILES = FileKind("EvalFile", "weight files", "--eval-file-dir", "weights di
 BOOK_FILES = FileKind("BookFile", "book files", "--book-dir", "book directory")
 
 
+def server_directory(directory: Path) -> Path:
+    """``directory`` resolved, for a server's file policy; :class:`ValueError` naming it (for
+    the operator at startup) unless it is an existing directory."""
+    try:
+        root = directory.expanduser().resolve(strict=True)
+    except FileNotFoundError:
+        raise ValueError(f"{directory} does not exist") from None
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python 3.11)
+        raise ValueError(f"cannot use {directory}: {exc}") from None
+    if not root.is_dir():
+        raise ValueError(f"{directory} is not a directory")
+    return root
+
+
 @dataclass(frozen=True, slots=True)
 class EvalFileAccess:
     """Which files an ``EvalFile`` value may name, and the path a value stands for.
@@ -409,15 +423,7 @@ class EvalFileAccess:
     def within(cls, directory: Path) -> EvalFileAccess:
         """Files in ``directory`` only.  Raises :class:`ValueError` (naming the directory, for
         the operator at startup) unless it is an existing directory."""
-        try:
-            root = directory.expanduser().resolve(strict=True)
-        except FileNotFoundError:
-            raise ValueError(f"{directory} does not exist") from None
-        except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python 3.11)
-            raise ValueError(f"cannot use {directory}: {exc}") from None
-        if not root.is_dir():
-            raise ValueError(f"{directory} is not a directory")
-        return cls(any_path=False, directory=root)
+        return cls(any_path=False, directory=server_directory(directory))
 
     @classmethod
     def for_server(cls, directory: Path | None) -> EvalFileAccess:

@@ -40,7 +40,7 @@ from games.chess_game.tablebase import (
 )
 from protocol.errors import OptionError
 from protocol.text import printable
-from protocol.uci.options import Options
+from protocol.uci.options import Options, server_directory
 
 __all__ = [
     "ANY_SYZYGY_PATH",
@@ -76,15 +76,7 @@ class SyzygyAccess:
     def within(cls, directory: Path) -> SyzygyAccess:
         """Directories in ``directory`` only.  :class:`ValueError` (naming the directory,
         for the operator at startup) unless it is an existing directory."""
-        try:
-            root = directory.expanduser().resolve(strict=True)
-        except FileNotFoundError:
-            raise ValueError(f"{directory} does not exist") from None
-        except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python 3.11)
-            raise ValueError(f"cannot use {directory}: {exc}") from None
-        if not root.is_dir():
-            raise ValueError(f"{directory} is not a directory")
-        return cls(any_path=False, directory=root)
+        return cls(any_path=False, directory=server_directory(directory))
 
     @classmethod
     def for_server(cls, directory: Path | None) -> SyzygyAccess:
