@@ -106,6 +106,17 @@ def report(score: int) -> Reported:
     return Cp(score)
 
 
+def value_of(reported: Reported) -> int:
+    """The root score that :func:`report` turned into ``reported`` (mates to the nearest ply:
+    a mate in ``n`` moves for the side to move is ``2n - 1`` plies away, a mated in ``n``
+    ``2n``), so that reported lines can be compared as numbers again."""
+    if isinstance(reported, Cp):
+        return reported.value
+    if reported.moves > 0:
+        return MATE - (2 * reported.moves - 1)
+    return -MATE + 2 * -reported.moves
+
+
 def wdl(score: int, scale: float = 200.0) -> tuple[int, int, int]:
     """Win/draw/loss per mille for a root score (UCI_ShowWDL).
 

@@ -16,6 +16,7 @@ from engine.eval import LinearEvaluator
 from engine.game import Game
 from engine.info import InfoCallback, SearchResult
 from engine.limits import Limits
+from engine.skill import EloScale
 
 
 class ExactSolver(Protocol):
@@ -72,6 +73,9 @@ class Variant:
     """The game's exact solver, if it has one (see :class:`ExactSolver`)."""
     weights: Weights | None = None
     """Set when the evaluation is a replaceable weights table (see :class:`Weights`)."""
+    elo_scale: EloScale | None = None
+    """The measured ``UCI_Elo`` scale of its playing levels, if there is one (every game has
+    ``Skill Level``; an Elo needs matches against a reference engine, which chess has)."""
 
     def new(
         self,

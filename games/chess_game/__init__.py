@@ -23,6 +23,7 @@ from games.chess_game.adapter import (
     describe_status,
     from_fen,
 )
+from games.chess_game.levels import CHESS_ELO
 from games.chess_game.zobrist import zobrist_key
 from games.variant import Variant, Weights
 
@@ -42,4 +43,5 @@ VARIANT: Final = Variant(
     from_fen,
     "Standard chess (python-chess adapter)",
     weights=Weights(default_evaluator, from_fen),
+    elo_scale=CHESS_ELO,
 )

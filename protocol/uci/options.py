@@ -22,6 +22,7 @@ from pathlib import Path
 from engine.eval import LinearEvaluator
 from engine.lab.classic import UCI_ALGORITHMS
 from engine.search import ABLATIONS
+from engine.skill import FULL_STRENGTH, EloScale
 from engine.smp.searcher import MAX_THREADS
 from protocol.errors import OptionError, UnknownOptionError
 from protocol.text import printable
@@ -154,7 +155,9 @@ BOOK_DEPTH_MAX = 255
 BOOK_SEED_MAX = (1 << 31) - 1
 
 
-def default_specs(variants: Sequence[str]) -> tuple[OptionSpec, ...]:
+def default_specs(
+    variants: Sequence[str], elo_scale: EloScale | None = None
+) -> tuple[OptionSpec, ...]:
     """The options Brudno declares, with ``UCI_Variant`` offering ``variants``.
 
     ``Threads`` is the number of search processes (Lazy SMP, :mod:`engine.smp`): the main
@@ -172,6 +175,9 @@ def default_specs(variants: Sequence[str]) -> tuple[OptionSpec, ...]:
     ``SyzygyPath``, ``SyzygyProbeDepth``, ``Syzygy50MoveRule`` and ``SyzygyProbeLimit`` are
     Stockfish's endgame tablebase options, declared as Stockfish declares them
     (:mod:`protocol.uci.syzygy` handles them).
+    ``Skill Level`` (0..20, 20 the full strength) is a playing level for every game
+    (:mod:`engine.skill`); ``UCI_LimitStrength`` and ``UCI_Elo`` choose one by Elo on
+    ``elo_scale``, and are declared only with a scale, over its measured range only.
     The variant default is ``chess`` when it is offered, else the first variant given.
     """
     if not variants:
@@ -199,6 +205,18 @@ def default_specs(variants: Sequence[str]) -> tuple[OptionSpec, ...]:
         String("BookFile", ""),
         Spin("BookDepth", BOOK_DEPTH_DEFAULT, 1, BOOK_DEPTH_MAX),
         Spin("BookSeed", 0, 0, BOOK_SEED_MAX),
+        Spin("Skill Level", FULL_STRENGTH, 0, FULL_STRENGTH),
+        *_elo_specs(elo_scale),
+    )
+
+
+def _elo_specs(elo_scale: EloScale | None) -> tuple[OptionSpec, ...]:
+    """``UCI_LimitStrength`` and ``UCI_Elo`` over the scale's measured range (none without)."""
+    if elo_scale is None:
+        return ()
+    return (
+        Check("UCI_LimitStrength", False),
+        Spin("UCI_Elo", elo_scale.lowest, elo_scale.lowest, elo_scale.highest),
     )
 
 

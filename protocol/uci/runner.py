@@ -24,6 +24,7 @@ from engine.info import InfoCallback, SearchResult
 from engine.lab.classic import ClassicSearcher
 from engine.limits import Limits
 from engine.search import ABLATIONS
+from engine.skill import Skill, search_at_level
 from engine.smp.searcher import ParallelSearcher
 from games.registry import GAMES
 
@@ -43,8 +44,13 @@ def run_search(
     on_info: InfoCallback,
     multipv: int,
     move_overhead_ms: int,
+    skill: Skill | None = None,
 ) -> SearchResult:
     """Run one search with the algorithm the session chose (blocking; call it off the loop).
+
+    ``skill`` is a playing level below full strength (:mod:`engine.skill`): the search is
+    capped and the move drawn among the best few; a game's exact solver is not asked then
+    (it would play perfectly).
 
     The production searcher keeps its TT between searches, also when an ablation runs
     (:data:`~engine.search.ABLATIONS`: the production search with one heuristic switched); a
@@ -53,6 +59,21 @@ def run_search(
     word with the production algorithm: when it proves the value within its budget, that is
     the answer (exact mate scores).
     """
+    if skill is not None:
+
+        def weakened(capped: Limits, lines: int, report: InfoCallback) -> SearchResult:
+            return run_search(
+                searcher,
+                algorithm,
+                game,
+                capped,
+                control=control,
+                on_info=report,
+                multipv=lines,
+                move_overhead_ms=move_overhead_ms,
+            )
+
+        return search_at_level(weakened, limits, skill, multipv=multipv, on_info=on_info)
     solver = GAMES[game.variant].solve if game.variant in GAMES else None
     if solver is not None and algorithm == PRODUCTION and multipv == 1:
         solved = solver(game, limits, control, on_info, move_overhead_ms=move_overhead_ms)
@@ -91,11 +112,13 @@ class SearchRunner(Protocol):
         multipv: int,
         move_overhead_ms: int,
         algorithm: str = PRODUCTION,
+        skill: Skill | None = None,
     ) -> SearchResult:
         """Search ``game`` (which the runner may mutate: pass a copy) and return the result.
 
         ``on_info`` is called on the event loop's thread, in the order the search reported.
         ``algorithm`` is the ``Algorithm`` option: the production searcher or a classic one.
+        ``skill`` is a playing level below full strength (``None``: full strength).
         """
         ...
 
@@ -145,6 +168,7 @@ class ThreadRunner:
         multipv: int,
         move_overhead_ms: int,
         algorithm: str = PRODUCTION,
+        skill: Skill | None = None,
     ) -> SearchResult:
         loop = asyncio.get_running_loop()
 
@@ -164,6 +188,7 @@ class ThreadRunner:
                 on_info=report,
                 multipv=multipv,
                 move_overhead_ms=move_overhead_ms,
+                skill=skill,
             ),
         )
 

@@ -44,6 +44,7 @@ from engine.game import Game, GameError, IllegalMoveError
 from engine.info import SearchInfo, SearchResult
 from engine.limits import Limits
 from engine.perft import divide_until_stopped
+from engine.skill import FULL_STRENGTH, EloScale, Skill
 from games.chess_game.book import BOOK_VARIANT, BookError, BookMove, OpeningBook
 from games.registry import GAMES, get_variant
 from games.variant import Variant
@@ -200,7 +201,7 @@ class EngineSession:
         """Asked before ``Hash`` grows or shrinks (a server sharing memory among sessions):
         called with the requested MiB, it returns ``None`` to allow (and account) the new
         size, or the reason to refuse, which the client gets as an error; nothing changes."""
-        self._options = Options(default_specs(list(GAMES)))
+        self._options = Options(default_specs(list(GAMES), _declared_elo_scale()))
         self._runner = runner_factory(self._options.get_int("Hash"))
         self._variant: Variant = get_variant(self._options.get_str("UCI_Variant"))
         self._weights: _EvalFile | None = None
@@ -453,7 +454,7 @@ class EngineSession:
             await self._runner.resize_hash(self._options.get_int("Hash"))
         elif spec.name == "Threads":
             await self._set_threads(self._options.get_int("Threads"), before, shown)
-        elif spec.name in ("UCI_Variant", "UCI_Chess960"):
+        elif spec.name in ("UCI_Variant", "UCI_Chess960", "UCI_LimitStrength"):
             self._on_game_options_changed(spec.name)
         elif spec.name in SYZYGY_OPTIONS:
             await self._set_syzygy(spec.name, before, shown)
@@ -481,7 +482,10 @@ class EngineSession:
     def _on_game_options_changed(self, name: str) -> None:
         """A new variant starts from its start position; a Chess960 toggle (or new
         ``EvalFile`` weights) rebuilds the current position under the new convention (or
-        starts over if it cannot)."""
+        starts over if it cannot); ``UCI_LimitStrength`` asks for the variant's Elo scale."""
+        if name == "UCI_LimitStrength":
+            self._note_no_elo_scale()
+            return
         if name == "UCI_Variant":
             self._variant = get_variant(self._options.get_str("UCI_Variant"))
             self._start_fen, self._moves = None, ()
@@ -491,6 +495,7 @@ class EngineSession:
                     f"OwnBook: no book moves while UCI_Variant is {self._variant.name} "
                     "(opening books are for chess only)"
                 )
+            self._note_no_elo_scale()
             return
         try:
             self._game = self._build(self._start_fen, self._moves)
@@ -778,6 +783,7 @@ class EngineSession:
                 multipv=self._options.get_int("MultiPV"),
                 move_overhead_ms=self._options.get_int("Move Overhead"),
                 algorithm=self._options.get_str("Algorithm"),
+                skill=self._skill(),
             )
         except Exception as exc:
             self._internal_error("search", exc, game.fen())
@@ -785,6 +791,32 @@ class EngineSession:
             # Hold the move while infinite/pondering until stop or ponderhit releases it.
             await release.wait()
             self._send_bestmove(result, game)
+
+    def _note_no_elo_scale(self) -> None:
+        """Say once (when it becomes true) that ``UCI_Elo`` does not apply to this variant."""
+        options = self._options
+        if "UCI_LimitStrength" not in options or not options.get_bool("UCI_LimitStrength"):
+            return
+        if self._variant.elo_scale is None:
+            self._say(
+                f"UCI_LimitStrength: {self._variant.name} has no measured Elo scale; "
+                f"Skill Level ({options.get_int('Skill Level')}) sets its level"
+            )
+
+    def _skill(self) -> Skill | None:
+        """The playing level of the next search: ``UCI_Elo`` on the variant's Elo scale when
+        ``UCI_LimitStrength`` is on and the variant has a scale, else ``Skill Level``;
+        ``None`` at full strength."""
+        options = self._options
+        scale = self._variant.elo_scale
+        if (
+            scale is not None
+            and "UCI_LimitStrength" in options
+            and options.get_bool("UCI_LimitStrength")
+        ):
+            return scale.skill(options.get_int("UCI_Elo"))
+        level = options.get_int("Skill Level")
+        return None if level >= FULL_STRENGTH else Skill(level)
 
     def _send_bestmove(self, result: SearchResult | None, game: Game[Any]) -> None:
         if result is None:
@@ -907,3 +939,9 @@ def _play(game: Game[Any], moves: Iterable[str]) -> None:
         for _ in range(pushed):
             game.pop()
         raise
+
+
+def _declared_elo_scale() -> EloScale | None:
+    """The Elo scale ``UCI_Elo`` is declared over: the first variant's that has one (chess;
+    the others have ``Skill Level`` only, and the session plays them by it)."""
+    return next((v.elo_scale for v in GAMES.values() if v.elo_scale is not None), None)

@@ -14,6 +14,7 @@ from typing import Any
 from engine.game import Game
 from engine.info import SearchInfo
 from engine.limits import Limits
+from engine.skill import Skill
 
 
 # -- parent → worker: jobs, run one at a time in order ---------------------------------------
@@ -28,6 +29,8 @@ class SearchJob:
     sent_at: float
     """``time.monotonic()`` when the session asked: the dispatch delay is charged to the move."""
     algorithm: str
+    skill: Skill | None
+    """A playing level below full strength, or ``None`` (:mod:`engine.skill`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,6 +56,7 @@ from engine.emergency import emergency_move
 from engine.game import Game
 from engine.info import Bound, InfoCallback, SearchInfo, SearchResult
 from engine.limits import Limits
+from engine.skill import Skill
 from engine.smp.searcher import ParallelSearcher
 from engine.timeman import TimeBudget, allocate
 from protocol.uci import worker_messages as msg
@@ -297,6 +298,7 @@ def _run_job(searcher: ParallelSearcher, conn: Connection, queued: _Queued) -> o
                 on_info=report,
                 multipv=job.multipv,
                 move_overhead_ms=job.move_overhead_ms + lag_ms,
+                skill=job.skill,
             )
         case msg.CallJob(fn=fn, args=args, stoppable=True):
             return fn(*args, control=queued.control)
@@ -570,6 +572,7 @@ class ProcessRunner:
         multipv: int,
         move_overhead_ms: int,
         algorithm: str = PRODUCTION,
+        skill: Skill | None = None,
     ) -> SearchResult:
         sent_at = time.monotonic()
         budget = allocate(limits, game.side, game.ply, move_overhead_ms)
@@ -606,7 +609,15 @@ class ProcessRunner:
                 forward(ControlEvent.PONDERHIT)
 
         message = msg.SearchJob(
-            seq, game, limits, multipv, move_overhead_ms, control.pondering, sent_at, algorithm
+            seq,
+            game,
+            limits,
+            multipv,
+            move_overhead_ms,
+            control.pondering,
+            sent_at,
+            algorithm,
+            skill,
         )
         result = await self._submit(worker, seq, message, watchdog.see, after_send=steer)
         return cast(SearchResult, result)

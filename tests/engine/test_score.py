@@ -21,6 +21,7 @@ from engine.score import (
     outcome_score,
     report,
     to_tt,
+    value_of,
     wdl,
 )
 
@@ -99,3 +100,9 @@ def test_wdl_shape() -> None:
     assert w == lo and d > 500
     assert wdl(300)[0] > wdl(100)[0] > wdl(0)[0]
     assert wdl(-300)[2] > wdl(-100)[2] > wdl(0)[2]
+
+
+@pytest.mark.parametrize("score", [0, 37, -412, mate_in(1), mate_in(7), mated_in(0), mated_in(4)])
+def test_value_of_undoes_report(score: int) -> None:
+    """Exact for the plies a mate can be at (odd for the side to move, even against it)."""
+    assert value_of(report(score)) == score

@@ -84,6 +84,7 @@ def test_declared_options_as_the_uci_command_lists_them() -> None:
         "option name BookFile type string default <empty>",
         "option name BookDepth type spin default 16 min 1 max 255",
         "option name BookSeed type spin default 0 min 0 max 2147483647",
+        "option name Skill Level type spin default 20 min 0 max 20",
     ]
 
 

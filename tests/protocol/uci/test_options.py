@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from engine.lab.classic import UCI_ALGORITHMS
+from engine.skill import EloScale
 from protocol.errors import ProtocolError
 from protocol.uci.options import (
     Button,
@@ -27,6 +28,14 @@ VARIANTS = ("chess", "tictactoe", "connect4")
 @pytest.fixture
 def options() -> Options:
     return Options(default_specs(VARIANTS))
+
+
+def test_strength_options_are_declared_over_the_measured_elo_range_only() -> None:
+    scale = EloScale(((1400, 0.0), (1700, 12.0)), reference="test")
+    specs = {spec.name: spec for spec in default_specs(VARIANTS, scale)}
+    assert specs["UCI_LimitStrength"] == Check("UCI_LimitStrength", False)
+    assert specs["UCI_Elo"] == Spin("UCI_Elo", 1400, 1400, 1700)
+    assert "UCI_Elo" not in {spec.name for spec in default_specs(VARIANTS)}
 
 
 def test_default_specs_declare_the_documented_options() -> None:
@@ -64,6 +73,7 @@ def test_default_specs_declare_the_documented_options() -> None:
         String("BookFile", ""),
         Spin("BookDepth", 16, 1, 255),
         Spin("BookSeed", 0, 0, 2**31 - 1),
+        Spin("Skill Level", 20, 0, 20),
     )
 
 
@@ -99,6 +109,7 @@ def test_defaults_are_the_initial_values(options: Options) -> None:
         "BookFile": "",
         "BookDepth": 16,
         "BookSeed": 0,
+        "Skill Level": 20,
     }
 
 
