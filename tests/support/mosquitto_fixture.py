@@ -38,6 +38,7 @@ from engine.control import SearchControl
 from engine.game import Game
 from engine.info import InfoCallback, SearchResult
 from engine.limits import Limits
+from engine.skill import Skill
 from protocol.transports.mqtt.ask import AskClient
 from protocol.transports.mqtt.broker import BrokerSettings
 from protocol.transports.mqtt.config import WorkerConfig
@@ -331,6 +332,7 @@ class FailingRunner(ThreadRunner):
         multipv: int,
         move_overhead_ms: int,
         algorithm: str = PRODUCTION,
+        skill: Skill | None = None,
     ) -> SearchResult:
         _fail("search")
 
@@ -360,6 +362,7 @@ class GatedRunner(ThreadRunner):
         multipv: int,
         move_overhead_ms: int,
         algorithm: str = PRODUCTION,
+        skill: Skill | None = None,
     ) -> SearchResult:
         await self._gate.wait()
         return await super().search(
@@ -370,6 +373,7 @@ class GatedRunner(ThreadRunner):
             multipv=multipv,
             move_overhead_ms=move_overhead_ms,
             algorithm=algorithm,
+            skill=skill,
         )
 
 
