@@ -8,6 +8,13 @@ Markdown table for the issue note):
 Against a running server instead: ``python bench/server_load.py --connect HOST:PORT``
 (token from ``--token`` or BRUDNO_TOKEN).
 
+What monitoring costs (issue 17): ``python bench/server_load.py --table --monitoring both``
+runs every session count twice, against a server without ``--metrics-port`` (``off``) and
+against one with it while this script keeps the status page's live feed open (``/events``,
+read like a browser would) and scrapes ``/metrics`` every second (``on``), and prints both
+(``monitoring=off|on`` on each line, a column in the table).  ``--monitoring on`` measures
+only the second.
+
 Per session count N, three phases, each with N sessions working at once:
 
 * throughput — every session searches ``go nodes K`` back to back for ``--seconds``;
@@ -41,6 +48,8 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import aiohttp
+
 POSITIONS = (
     "startpos",
     "fen r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
@@ -49,7 +58,9 @@ POSITIONS = (
     "fen 8/5pk1/6p1/3R4/5P2/6PK/r7/8 w - - 0 40",
 )
 LISTENING = re.compile(rb"event=listening address=(\S+):(\d+)")
+HTTP_LISTENING = re.compile(rb"event=http_listening address=(\S+):(\d+)")
 HANG_S = 120.0
+SCRAPE_EVERY_S = 1.0
 
 
 class Session:
@@ -118,6 +129,7 @@ class Session:
 @dataclass
 class Result:
     sessions: int
+    monitoring: str = "off"
     searches: int = 0
     seconds: float = 0.0
     isready_ms: list[float] = field(default_factory=list)
@@ -211,6 +223,7 @@ def line(result: Result, args: argparse.Namespace) -> str:
         return f"{percentile(values, p):.1f}"
 
     return (
+        f"monitoring={result.monitoring} "
         f"sessions={result.sessions} nodes={args.nodes} searches={result.searches} "
         f"searches_per_s={result.rate:.2f} "
         f"isready_p50_ms={ms(result.isready_ms, 50)} isready_p99_ms={ms(result.isready_ms, 99)} "
@@ -225,14 +238,15 @@ def line(result: Result, args: argparse.Namespace) -> str:
 
 def table(results: list[Result], args: argparse.Namespace) -> str:
     rows = [
-        f"| sessions | searches/s (go nodes {args.nodes}) | isready p50 / p99 (ms) | "
+        f"| monitoring | sessions | searches/s (go nodes {args.nodes}) | isready p50 / p99 (ms) | "
         f"bestmove overshoot p50 / p99 (ms, go movetime {args.movetime}) | "
         "unsearched moves | stop → bestmove p50 / p99 (ms) |",
-        "|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         rows.append(
-            f"| {r.sessions} | {r.rate:.2f} | {percentile(r.isready_ms, 50):.1f} / "
+            f"| {r.monitoring} | {r.sessions} | {r.rate:.2f} | "
+            f"{percentile(r.isready_ms, 50):.1f} / "
             f"{percentile(r.isready_ms, 99):.1f} | {percentile(r.overshoot_ms, 50):.1f} / "
             f"{percentile(r.overshoot_ms, 99):.1f} | {r.unsearched} / {len(r.overshoot_ms)} | "
             f"{percentile(r.stop_ms, 50):.1f} / "
@@ -241,9 +255,12 @@ def table(results: list[Result], args: argparse.Namespace) -> str:
     return "\n".join(rows)
 
 
-async def start_server(max_sessions: int) -> tuple[asyncio.subprocess.Process, int]:
+async def start_server(
+    max_sessions: int, monitoring: bool
+) -> tuple[asyncio.subprocess.Process, int, int | None]:
     """A server with room for this run's sessions plus those of the previous count, which
-    may still be closing when the next count starts."""
+    may still be closing when the next count starts; with ``monitoring``, its HTTP port too
+    (the game port, the HTTP port or ``None``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRUDNO_TOKEN")}
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -256,46 +273,105 @@ async def start_server(max_sessions: int) -> tuple[asyncio.subprocess.Process, i
         str(max_sessions),
         "--max-memory-mb",
         str(16 * max_sessions),
+        *(["--metrics-port", "0"] if monitoring else []),
         stderr=asyncio.subprocess.PIPE,
         env=env,
     )
     assert proc.stderr is not None
+    port: int | None = None
     while True:
         raw = await asyncio.wait_for(proc.stderr.readline(), HANG_S)
         if not raw:
             raise RuntimeError("brudno serve exited before listening")
         if match := LISTENING.search(raw):
-            return proc, int(match[2])
+            port = int(match[2])
+            if not monitoring:
+                return proc, port, None
+        if (match := HTTP_LISTENING.search(raw)) and port is not None:
+            return proc, port, int(match[2])
+
+
+@dataclass
+class Onlooker:
+    """What the monitoring side did meanwhile: page samples received, scrapes made."""
+
+    samples: int = 0
+    scrapes: int = 0
+
+
+async def watch_page(base: str, seen: Onlooker) -> None:
+    """Keep the status page's live feed open and read every sample, as a browser does."""
+    timeout = aiohttp.ClientTimeout(total=None, sock_read=HANG_S)
+    async with (
+        aiohttp.ClientSession(timeout=timeout) as client,
+        client.get(f"{base}/events") as events,
+    ):
+        async for line in events.content:
+            if line.startswith(b"data: "):
+                seen.samples += 1
+
+
+async def scrape(base: str, seen: Onlooker) -> None:
+    """``GET /metrics`` every :data:`SCRAPE_EVERY_S`, as Prometheus would."""
+    async with aiohttp.ClientSession() as client:
+        while True:
+            async with client.get(f"{base}/metrics") as response:
+                await response.read()
+                seen.scrapes += 1
+            await asyncio.sleep(SCRAPE_EVERY_S)
+
+
+async def run_mode(args: argparse.Namespace, monitoring: bool) -> list[Result]:
+    """Every session count against a fresh server, with or without the onlookers."""
+    proc, port, http_port = await start_server(2 * max(args.sessions) + 1, monitoring)
+    assert proc.stderr is not None
+    drain = asyncio.create_task(proc.stderr.read())  # keep its log pipe flowing
+    seen = Onlooker()
+    onlookers: list[asyncio.Task[None]] = []
+    if http_port is not None:
+        base = f"http://127.0.0.1:{http_port}"
+        onlookers = [
+            asyncio.create_task(watch_page(base, seen)),
+            asyncio.create_task(scrape(base, seen)),
+        ]
+    results = []
+    try:
+        for count in args.sessions:
+            result = await measure("127.0.0.1", port, None, count, args)
+            result.monitoring = "on" if monitoring else "off"
+            results.append(result)
+            extra = f" page_samples={seen.samples} scrapes={seen.scrapes}" if monitoring else ""
+            print(line(result, args) + extra, flush=True)
+    finally:
+        for task in onlookers:
+            task.cancel()
+        for task in onlookers:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        proc.terminate()
+        await proc.wait()
+        await drain
+    return results
 
 
 async def main(args: argparse.Namespace) -> int:
-    proc: asyncio.subprocess.Process | None = None
-    drain: asyncio.Task[bytes] | None = None
-    if args.connect:
-        host, _, port_text = args.connect.rpartition(":")
-        host, port = host.strip("[]"), int(port_text)
-    else:
-        proc, port = await start_server(2 * max(args.sessions) + 1)
-        host = "127.0.0.1"
-        assert proc.stderr is not None
-        drain = asyncio.create_task(proc.stderr.read())  # keep its log pipe flowing
-    token = (args.token or os.environ.get("BRUDNO_TOKEN")) if args.connect else None
     print(
         f"# cpus={os.cpu_count()} load={os.getloadavg()[0]:.2f} python={sys.version.split()[0]}",
         flush=True,
     )
     results = []
-    try:
+    if args.connect:
+        host, _, port_text = args.connect.rpartition(":")
+        host, port = host.strip("[]"), int(port_text)
+        token = args.token or os.environ.get("BRUDNO_TOKEN")
         for count in args.sessions:
             result = await measure(host, port, token, count, args)
             results.append(result)
             print(line(result, args), flush=True)
-    finally:
-        if proc is not None:
-            proc.terminate()
-            await proc.wait()
-            if drain is not None:
-                await drain
+    else:
+        modes = {"off": [False], "on": [True], "both": [False, True]}[args.monitoring]
+        for monitoring in modes:
+            results += await run_mode(args, monitoring)
     if args.table:
         print()
         print(table(results, args))
@@ -323,6 +399,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         type=float,
         default=160.0,
         help="isready probes per second, all sessions together (at most)",
+    )
+    parser.add_argument(
+        "--monitoring",
+        choices=("off", "on", "both"),
+        default="off",
+        help="on: the server runs --metrics-port while the live page is open and /metrics is "
+        "scraped every second; both: each session count off, then on (default %(default)s)",
     )
     parser.add_argument("--connect", metavar="HOST:PORT", help="use a running server")
     parser.add_argument("--token", help="its token (default: $BRUDNO_TOKEN)")

@@ -8,6 +8,8 @@ Usage (containers and scripts depend on this interface)::
                 [--session-expiry S] [--max-job-seconds S] [--max-hash MIB]
                 [--reconnect-max S] [--shutdown-timeout S] [--status-file F]
                 [--eval-file-dir DIR] [--syzygy-dir DIR] [--book-dir DIR]
+                [--metrics-port PORT] [--metrics-host HOST]
+                [--token T | --token-file F | --token-env VAR]
 
 This module turns the command line and the environment into a
 :class:`~protocol.transports.mqtt.config.WorkerConfig` and runs the worker until SIGTERM or
@@ -35,7 +37,11 @@ import sys
 from pathlib import Path
 
 from brudno.argtypes import positive_int
+from brudno.commands.serve import TOKEN_ENV, resolve_token
+from brudno.monitoring import add_metrics_arguments, http_config
 from brudno.signals import run_until_signal
+from protocol.transports.http.config import HttpConfig, HttpConfigError
+from protocol.transports.http.service import serve_mqtt_monitored
 from protocol.transports.mqtt import worker as mqtt_worker
 from protocol.transports.mqtt.broker import BrokerSettings, parse_broker_url
 from protocol.transports.mqtt.config import WorkerConfig, default_worker_id
@@ -259,6 +265,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="jobs may open BookFile opening books from the files in DIR, and no "
         "others (default: BookFile refuses every file)",
     )
+    add_metrics_arguments(parser)
+    monitoring = parser.add_argument_group(
+        "monitoring token (needed with --metrics-host beyond loopback)"
+    )
+    monitoring.add_argument(
+        "--token",
+        help=f"guards /metrics and the status page; prefer --token-file or ${TOKEN_ENV}",
+    )
+    monitoring.add_argument("--token-file", type=Path, help="read the token from this file")
+    monitoring.add_argument(
+        "--token-env",
+        default=TOKEN_ENV,
+        metavar="NAME",
+        help="environment variable holding the token (default %(default)s)",
+    )
 
 
 def worker_config(args: argparse.Namespace) -> WorkerConfig:
@@ -295,21 +316,28 @@ def run(args: argparse.Namespace) -> int:
     worker_log.setLevel(min(worker_log.getEffectiveLevel(), logging.INFO))
     try:
         config = worker_config(args)
-    except (MqttConfigError, OSError, ssl.SSLError) as exc:
+        http = http_config(args, resolve_token(args.token, args.token_file, args.token_env))
+        if http is not None:
+            http.check()
+    except (MqttConfigError, HttpConfigError, OSError, ssl.SSLError) as exc:
         print(f"brudno mqtt: {exc}", file=sys.stderr)
         return ExitStatus.REFUSED
-    return asyncio.run(serve(config))
+    return asyncio.run(serve(config, http))
 
 
-async def serve(config: WorkerConfig) -> ExitStatus:
-    """Warm up the search processes, then serve until SIGTERM/SIGINT.
+async def serve(config: WorkerConfig, http: HttpConfig | None = None) -> ExitStatus:
+    """Warm up the search processes, then serve until SIGTERM/SIGINT (with the monitoring
+    HTTP server beside the worker when ``http`` is given).
 
     The handlers go on after the warm-up, as before the move to this module: until then a
     signal keeps its default effect (the process ends), there being no job yet to finish.
     """
     await warm_up_runners(config)
     try:
-        await run_until_signal(lambda stop: serve_mqtt(config, stop))
+        if http is None:
+            await run_until_signal(lambda stop: serve_mqtt(config, stop))
+        else:
+            await run_until_signal(lambda stop: serve_mqtt_monitored(config, http, stop))
     except FatalBrokerError as exc:
         print(f"brudno mqtt: {exc}", file=sys.stderr)
         return ExitStatus.REFUSED

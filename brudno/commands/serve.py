@@ -12,7 +12,12 @@ the file keep it out of process listings; the ``_FILE`` form is how container se
 ``brudno connect`` and ``brudno ping`` read the same sources, so a health check run beside the
 server finds the same token.
 
-Exit status: 0 after a graceful shutdown; 1 when the address cannot be bound; 2 for a
+Monitoring (``--metrics-port``, off by default): Prometheus metrics, health probes and a live
+status page on an HTTP port of their own (:mod:`protocol.transports.http`), under the same
+token rule as the game port: ``--metrics-host`` beyond loopback needs the token, which then
+guards the metrics and the page.
+
+Exit status: 0 after a graceful shutdown; 1 when an address cannot be bound; 2 for a
 configuration the server refuses (a public address without a token, an unreadable token file).
 """
 
@@ -28,7 +33,10 @@ import sys
 from pathlib import Path
 
 from brudno.argtypes import positive_int
+from brudno.monitoring import add_metrics_arguments, http_config
 from brudno.signals import run_until_signal
+from protocol.transports.http.config import HttpConfigError
+from protocol.transports.http.service import serve_tcp_monitored
 from protocol.transports.tcp import server as tcp_server
 from protocol.transports.tcp.config import ServerConfig, ServerConfigError, TokenRequiredError
 from protocol.uci.workers import preload_in_workers
@@ -182,6 +190,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="clients may open BookFile opening books from the files in DIR, and "
         "no others (default: BookFile refuses every file)",
     )
+    add_metrics_arguments(parser)
 
 
 def resolve_token(token: str | None, token_file: Path | None, token_env: str) -> str | None:
@@ -246,14 +255,26 @@ def run(args: argparse.Namespace) -> int:
         print(f"brudno serve: cannot read the token file: {exc}", file=sys.stderr)
         return ExitStatus.BAD_CONFIG
     config = server_config(args, token)
+    http = http_config(args, token)
     try:
         config.check()
+        if http is not None:
+            http.check()
     except ServerConfigError as exc:
         print(f"brudno serve: {_refusal(exc)}", file=sys.stderr)
         return ExitStatus.BAD_CONFIG
+    except HttpConfigError as exc:
+        print(
+            f"brudno serve: --metrics-host: {exc}: pass --token, --token-file or set {TOKEN_ENV}",
+            file=sys.stderr,
+        )
+        return ExitStatus.BAD_CONFIG
 
     async def until_signalled(stop: asyncio.Event) -> int:
-        await tcp_server.serve_until(config, stop)
+        if http is None:
+            await tcp_server.serve_until(config, stop)
+        else:
+            await serve_tcp_monitored(config, http, stop)
         return ExitStatus.OK
 
     try:

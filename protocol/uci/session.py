@@ -228,6 +228,10 @@ class EngineSession:
         """No more input will come: a job that would wait for ``stop`` is not held."""
         self._starting: asyncio.Task[None] | None = None
         self._closed = False
+        self.on_result: Callable[[SearchResult | None], None] | None = None
+        """Sees each search's result just before its ``bestmove`` goes out, ``None`` when the
+        search failed and a stand-in move answers (a transport's monitoring counts nodes and
+        emergency moves); must be quick and must not raise."""
 
     # -- public interface ------------------------------------------------------------------
     @property
@@ -790,6 +794,8 @@ class EngineSession:
         finally:
             # Hold the move while infinite/pondering until stop or ponderhit releases it.
             await release.wait()
+            if self.on_result is not None:
+                self.on_result(result)
             self._send_bestmove(result, game)
 
     def _note_no_elo_scale(self) -> None:

@@ -20,6 +20,7 @@ from engine.game import Game
 from engine.info import InfoCallback, SearchResult
 from engine.limits import Limits
 from protocol.uci.runner import SearchRunner
+from protocol.uci.workers import ProcessRunner
 
 T = TypeVar("T")
 
@@ -34,6 +35,14 @@ class Slot:
         self.runner = factory(DEFAULT_HASH_MB)
         self.hash_mb = DEFAULT_HASH_MB
         self.threads = 1
+        self._past_restarts = 0
+        """Restarts of the runners this slot has replaced, and the replacements themselves."""
+
+    @property
+    def restarts(self) -> int:
+        """How often this slot's search process had to be started again (a worker that
+        died) or was replaced (a search that would not stop): what an operator watches."""
+        return self._past_restarts + _restarts(self.runner)
 
     def lease(self, hash_mb: int) -> SearchRunner:
         """The runner factory handed to a job's session: the slot's runner, not a new one."""
@@ -51,9 +60,15 @@ class Slot:
     async def replace(self) -> None:
         """Discard a runner whose search will not stop (its process is killed)."""
         old, self.runner = self.runner, self._factory(DEFAULT_HASH_MB)
+        self._past_restarts += _restarts(old) + 1
         self.hash_mb = DEFAULT_HASH_MB
         self.threads = 1
         await old.close()
+
+
+def _restarts(runner: SearchRunner) -> int:
+    """A worker-process runner's restarts (its first start is none); other runners have none."""
+    return max(0, runner.started - 1) if isinstance(runner, ProcessRunner) else 0
 
 
 class _LeasedRunner:

@@ -41,12 +41,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import itertools
 import logging
 import os
 import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +92,7 @@ from protocol.transports.mqtt.wire import (
     reply_properties,
     response_topic_of,
 )
+from protocol.transports.observer import ObservedSink, ServiceObserver
 from protocol.transports.thread_budget import ThreadBudget
 from protocol.uci.session import EngineSession, State
 from protocol.uci.workers import ProcessRunner, warm_up
@@ -117,6 +120,8 @@ class WorkerStats:
     """QoS 0 jobs dropped because the intake was full (see *Intake* in the module notes)."""
     failed: int = 0
     """Jobs that ended with an internal error (answered ``error``, logged with an incident)."""
+    answered: int = 0
+    """Jobs that ended with their ``bestmove`` (a ``done`` reply)."""
     peak_pending: int = 0
     """The most jobs pending at once (taken in, terminal reply not yet handed to the broker):
     the bound the intake keeps, visible to tests and operators."""
@@ -171,9 +176,12 @@ class _Record:
 class MqttWorker:
     """Takes jobs from the broker and answers them until :meth:`run`'s ``stop`` is set."""
 
-    def __init__(self, config: WorkerConfig) -> None:
+    def __init__(self, config: WorkerConfig, observer: ServiceObserver | None = None) -> None:
         config.check()
         self.config = config
+        self.observer = observer
+        """Sees each job's session (metrics, the status page), when monitoring is on."""
+        self._job_ids = itertools.count(1)
         self.eval_files = config.eval_files()
         """What a job's ``EvalFile`` may read, resolved once for all jobs."""
         self.syzygy = config.syzygy()
@@ -210,6 +218,16 @@ class MqttWorker:
         """Jobs taken in whose terminal reply has not yet been handed to the broker (or
         parked for a resend): what the worker holds in memory for its clients."""
         return self._pending
+
+    @property
+    def restarts(self) -> int:
+        """How often the slots' search processes were started again or replaced."""
+        return sum(slot.restarts for slot in self._all_slots)
+
+    @property
+    def hash_in_use_mb(self) -> int:
+        """The ``Hash`` of the jobs searching now (MiB)."""
+        return sum(s.options.get_int("Hash") for s in self._sessions.values())
 
     @property
     def intake_limit(self) -> int:
@@ -573,8 +591,9 @@ class MqttWorker:
 
         grant_key = str(id(record))
         self.threads.request(grant_key, 1)  # the job's main search counts from the start
+        observed = ObservedSink(collector)
         session = EngineSession(
-            collector,
+            observed,
             runner_factory=slot.lease,
             hash_budget=hash_budget,
             thread_budget=lambda threads: self.threads.request(grant_key, threads),
@@ -583,11 +602,17 @@ class MqttWorker:
             book_files=self.book_files,
         )
         self._sessions[id(record)] = session
+        if self.observer is not None:
+            observed.observer = self.observer.session_opened(
+                f"j{next(self._job_ids)}", session, restarts=lambda: 0
+            )
         started = time.monotonic()
         try:
             if job.new_game:
                 await slot.runner.clear()
             for line in (f"setoption name UCI_Variant value {job.game}", *job.setup):
+                if observed.observer is not None:
+                    observed.observer.line_in(line)
                 await session.handle(line)
                 if collector.internal_errors:
                     raise JobFailedError(collector.internal_errors)
@@ -602,6 +627,8 @@ class MqttWorker:
                     return TerminalReply(ReplyStatus.ERROR, "\n".join(collector.errors))
             self.stats.searched += 1
             await self._publish_status(record, ReplyStatus.ACCEPTED)
+            if observed.observer is not None:
+                observed.observer.line_in(job.go)
             await session.handle(job.go)
             await self._follow(record, session, collector, slot)
             if collector.internal_errors:
@@ -610,10 +637,13 @@ class MqttWorker:
             log.debug(
                 "%s", log_line("done", game=job.game, ms=round((time.monotonic() - started) * 1000))
             )
+            self.stats.answered += 1
             return TerminalReply(ReplyStatus.DONE, "\n".join(collector.final))
         finally:
             del self._sessions[id(record)]
             await session.close()
+            if observed.observer is not None:
+                observed.observer.closed()
             self.threads.release(grant_key)
             await slot.reset_after_job()
 
@@ -716,15 +746,25 @@ async def warm_up_runners(config: WorkerConfig) -> None:
 
 
 async def serve_mqtt(
-    config: WorkerConfig, stop: asyncio.Event, *, ready: Callable[[MqttWorker], None] | None = None
+    config: WorkerConfig,
+    stop: asyncio.Event,
+    *,
+    ready: Callable[[MqttWorker], None] | None = None,
+    observer: ServiceObserver | None = None,
+    alongside: Callable[[MqttWorker], AbstractAsyncContextManager[object]] | None = None,
 ) -> None:
     """Run a worker until ``stop`` is set, then shut down gracefully.
 
     ``ready`` sees the worker before it connects (its counters, its ``connected`` event).
-    Raises :class:`FatalBrokerError` when the broker refuses the login or the subscription;
-    every other broker trouble is retried.
+    ``observer`` sees each job's session; ``alongside`` runs for as long as the worker does
+    (the monitoring HTTP server, which reports on it).  Raises :class:`FatalBrokerError` when
+    the broker refuses the login or the subscription; every other broker trouble is retried.
     """
-    worker = MqttWorker(config)
+    worker = MqttWorker(config, observer)
     if ready is not None:
         ready(worker)
-    await worker.run(stop)
+    if alongside is None:
+        await worker.run(stop)
+        return
+    async with alongside(worker):
+        await worker.run(stop)

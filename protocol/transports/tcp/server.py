@@ -74,11 +74,20 @@ import logging
 import socket
 import time
 from collections import deque
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
 
 from protocol.transports.events import log_line
+from protocol.transports.observer import (
+    AuthFailure,
+    ObservedSink,
+    Refusal,
+    ServiceObserver,
+    SessionObserver,
+)
 from protocol.transports.tcp.config import ServerConfig
 from protocol.transports.tcp.lines import READ_CHUNK, InputEvent, LineReader
 from protocol.transports.tcp.memory import MemoryBudget
@@ -183,6 +192,8 @@ class Connection:
         """What the conversation awaits: a line, writable output, an interrupt, a timeout."""
         self._session: EngineSession | None = None
         self._runner: SearchRunner | None = None
+        self._observer: SessionObserver | None = None
+        """Sees the session's lines when the server is observed (metrics, status page)."""
         self._first_line_seen = False
         self.lines_in = 0
         peer = writer.get_extra_info("peername")
@@ -256,6 +267,8 @@ class Connection:
             finally:
                 if self._runner is not None:
                     await self._runner.close()  # idempotent; a must when close was cut short
+                if self._observer is not None:
+                    self._observer.closed()
         if self._sink.lost is not None:
             self._writer.transport.abort()
         else:
@@ -273,9 +286,11 @@ class Connection:
                 why = f"server full ({config.max_sessions} sessions); {RETRY_LATER}"
                 self._sink.send(info_string(f"error: {why}"))
                 _event("refused", self.sid, reason=why, peer=self.peer)
+                self._server.observe_refusal(Refusal.FULL)
                 return CloseReason.REFUSED_FULL
+        observed = ObservedSink(self._sink)
         session = EngineSession(
-            self._sink,
+            observed,
             runner_factory=self._make_runner,
             hash_budget=lambda mb: self._server.memory.request(self.sid, mb),
             thread_budget=lambda threads: self._server.grant_threads(self.sid, threads),
@@ -294,8 +309,13 @@ class Connection:
                 )
             )
             _event("refused", self.sid, reason="max_memory", peer=self.peer)
+            self._server.observe_refusal(Refusal.MEMORY)
             return CloseReason.REFUSED_MEMORY
         self._server.threads.request(self.sid, 1)  # its main search counts from the start
+        if self._server.observer is not None:
+            self._observer = observed.observer = self._server.observer.session_opened(
+                self.sid, session, restarts=self._restarts
+            )
         _event("session", self.sid, peer=self.peer, hash_mb=hash_mb)
         return await self._converse(session)
 
@@ -303,17 +323,24 @@ class Connection:
         self._runner = self._config.runner_factory(hash_mb)
         return self._runner
 
+    def _restarts(self) -> int:
+        """How often this session's worker process was started again (after a death)."""
+        runner = self._runner
+        return max(0, runner.started - 1) if isinstance(runner, ProcessRunner) else 0
+
     async def _authenticate(self, token: str) -> str | None:
         item = await self._next_input(self._config.auth_timeout_s)
         self._server.leave_pending(self)
         if item is None:
             self._sink.send(info_string("error: authentication timed out"))
             _event("auth_failed", self.sid, reason="timeout", peer=self.peer)
+            self._server.observe_auth_failure(AuthFailure.TIMEOUT)
             return CloseReason.AUTH_TIMEOUT
         if isinstance(item, _Interrupted):
             if item.reason == CloseReason.AUTH_EVICTED:
                 self._sink.send(info_string(f"error: {PENDING_FULL}"))
                 _event("auth_evicted", self.sid, peer=self.peer, pending=self._server.pending_auth)
+                self._server.observe_auth_failure(AuthFailure.EVICTED)
             return item.reason
         if isinstance(item, InputEvent):
             return f"{item.value} before authenticating"
@@ -328,6 +355,7 @@ class Connection:
             info_string(f"error: {AUTH_FAILED} (the first line must be 'auth <token>')")
         )
         _event("auth_failed", self.sid, reason="wrong token", peer=self.peer)
+        self._server.observe_auth_failure(AuthFailure.WRONG_TOKEN)
         return CloseReason.AUTH_FAILED
 
     async def _converse(self, session: EngineSession) -> str:
@@ -343,6 +371,8 @@ class Connection:
                     first = False
                     continue
                 first = False
+                if self._observer is not None:
+                    self._observer.line_in(item)
                 if not await session.handle(item):
                     return CloseReason.QUIT
             elif item is InputEvent.TOO_LONG:
@@ -495,12 +525,14 @@ class TcpServer:
     """The listening socket and its connections; an async context manager.
 
     ``async with TcpServer(config) as server:`` listens on entry and shuts down gracefully on
-    exit (see :meth:`shutdown`).
+    exit (see :meth:`shutdown`).  An ``observer`` (metrics, the status page:
+    :mod:`protocol.transports.http`) sees the sessions and the clients turned away.
     """
 
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, observer: ServiceObserver | None = None) -> None:
         config.check()
         self.config = config
+        self.observer = observer
         self.memory = MemoryBudget(config.max_memory_mb)
         self.threads = ThreadBudget(config.max_total_threads, config.max_threads)
         self.eval_files = config.eval_files()
@@ -597,6 +629,25 @@ class TcpServer:
         """Connections that have not sent their ``auth`` line yet."""
         return len(self._pending)
 
+    @property
+    def accepting(self) -> bool:
+        """Listening, not shutting down, and a session slot free: a new client would get a
+        session (what a readiness probe asks)."""
+        return (
+            self._server is not None
+            and self._server.is_serving()
+            and not self._shutting_down
+            and len(self._sessions) < self.config.max_sessions
+        )
+
+    def observe_refusal(self, reason: Refusal) -> None:
+        if self.observer is not None:
+            self.observer.session_refused(reason)
+
+    def observe_auth_failure(self, reason: AuthFailure) -> None:
+        if self.observer is not None:
+            self.observer.auth_failed(reason)
+
     def open_connections(self) -> list[Connection]:
         return list(self._connections.values())
 
@@ -632,6 +683,7 @@ class TcpServer:
                 if self._shutting_down
                 else (f"server full ({self.config.max_sessions} sessions); {RETRY_LATER}")
             )
+            self.observe_refusal(Refusal.SHUTDOWN if self._shutting_down else Refusal.FULL)
             self._refusing.add(task)
             try:
                 await self._refuse(reader, writer, sid, why)
@@ -711,15 +763,28 @@ class TcpServer:
         self._stopped.set()
 
 
-async def serve_until(config: ServerConfig, stop: asyncio.Event) -> None:
+async def serve_until(
+    config: ServerConfig,
+    stop: asyncio.Event,
+    *,
+    observer: ServiceObserver | None = None,
+    alongside: Callable[[TcpServer], AbstractAsyncContextManager[object]] | None = None,
+) -> None:
     """Run a server until ``stop`` is set, then shut down gracefully (:meth:`TcpServer.shutdown`).
 
     The caller decides what ``stop`` means (``brudno serve`` sets it on SIGTERM/SIGINT), so
     the library installs no signal handler.  With worker processes, the fork server is
     started first, off the event loop: it imports the engine, and the first client should not
     wait for that (nor should the loop, which answers ``isready`` meanwhile).
+
+    ``observer`` sees the sessions; ``alongside`` is entered once the server listens and left
+    before it shuts down (the monitoring HTTP server, which reports on this one).
     """
     if config.runner_factory is ProcessRunner:
         await asyncio.to_thread(warm_up)
-    async with TcpServer(config):
-        await stop.wait()
+    async with TcpServer(config, observer) as server:
+        if alongside is None:
+            await stop.wait()
+            return
+        async with alongside(server):
+            await stop.wait()

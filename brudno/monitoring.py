@@ -1,0 +1,44 @@
+"""The monitoring options ``brudno serve`` and ``brudno mqtt`` share: ``--metrics-port`` and
+``--metrics-host`` → :class:`~protocol.transports.http.config.HttpConfig`.
+
+Monitoring is off unless ``--metrics-port`` is given.  The host follows the game port's
+rule: loopback without a token; any other address only with one (the service's token:
+``brudno serve``'s own, or the one ``brudno mqtt`` reads from the same sources).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from protocol.transports.http import server as http_server
+from protocol.transports.http.config import HttpConfig
+
+DEFAULT_METRICS_HOST = "127.0.0.1"
+
+
+def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("monitoring (off unless --metrics-port is given)")
+    group.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="PORT",
+        help="serve /metrics (Prometheus), /healthz, /readyz and the live status page / on "
+        "this HTTP port (0 picks a free one)",
+    )
+    group.add_argument(
+        "--metrics-host",
+        default=DEFAULT_METRICS_HOST,
+        metavar="HOST",
+        help="address of the HTTP port (default: loopback; others require a token, which "
+        "then guards /metrics and the page)",
+    )
+
+
+def http_config(args: argparse.Namespace, token: str | None) -> HttpConfig | None:
+    """The HTTP server's settings (unchecked), or ``None`` when monitoring is off."""
+    if args.metrics_port is None:
+        return None
+    events = http_server.log
+    events.setLevel(min(events.getEffectiveLevel(), logging.INFO))  # its address line
+    return HttpConfig(host=args.metrics_host, port=args.metrics_port, token=token)

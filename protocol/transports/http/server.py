@@ -1,0 +1,332 @@
+"""The monitoring HTTP server: health probes, Prometheus metrics and the live status page.
+
+Routes (``GET`` unless said):
+
+* ``/healthz`` — liveness: 200 ``ok`` while the event loop runs (a hung loop answers nothing);
+* ``/readyz`` — readiness: 200 when the service takes work (a server with a free session
+  slot, a worker subscribed to its jobs), else 503 with the reason;
+* ``/metrics`` — Prometheus' text format, from the service's own registry;
+* ``/`` — the status page; ``/events`` its server-sent events; ``/status.json`` one sample;
+  ``/board.svg`` a position's picture; ``/assets/…`` the page's script and style;
+* ``POST /login`` — the page's login form (with a token), ``/logout``.
+
+With a token, everything but the probes, the login form and the assets needs it
+(:mod:`protocol.transports.http.auth`): a request without it gets 401 (the page's 401 is the
+login form).  The probes stay open: an orchestrator's probe carries no secret, and they tell
+nothing a port scan would not.
+
+aiohttp rather than a hand-written HTTP/1.1 parser: request parsing, keep-alive, limits on
+header sizes and streamed responses (the server-sent events) are its everyday business, and
+a monitoring port is exactly where one does not want a parser of one's own.  It runs in the
+service's own event loop, beside the sessions: every handler is short and never waits for a
+search.
+
+Errors: a handler that fails is logged with its traceback here; the client gets a bare
+``500 internal error`` (no traceback, no path).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from importlib import resources
+from types import TracebackType
+from typing import Final, Self
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from protocol.transports.events import log_line
+from protocol.transports.http.auth import COOKIE, Access
+from protocol.transports.http.board import BoardError, render
+from protocol.transports.http.config import HttpConfig
+from protocol.transports.http.feed import Feed
+from protocol.transports.http.monitor import Monitor
+
+log = logging.getLogger(__name__)
+
+LOGIN_FAILURE_DELAY_S: Final = 0.25
+"""A wrong token is answered after this pause, as on the game port: guessing is slow."""
+SHUTDOWN_TIMEOUT_S: Final = 2.0
+"""How long closing waits for requests in flight (the page's streams end at once)."""
+MAX_QUERY_CHARS: Final = 2048
+"""``/board.svg``'s query: a FEN is under 100 characters."""
+ASSETS: Final = {
+    "status.js": "text/javascript",
+    "status.css": "text/css",
+}
+SECURITY_HEADERS: Final = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+"""Everything the page uses comes from this server (no CDN); nothing else may run."""
+
+_ACCESS: Final = web.AppKey("access", Access)
+_MONITOR: Final = web.AppKey("monitor", Monitor)
+_FEED: Final = web.AppKey("feed", Feed)
+_CLOSING: Final = web.AppKey("closing", asyncio.Event)
+
+
+def _asset(name: str) -> bytes:
+    return (resources.files(__package__) / "assets" / name).read_bytes()
+
+
+# -- middleware -----------------------------------------------------------------------------
+@web.middleware
+async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Security headers on every answer; a failing handler becomes a bare 500."""
+    try:
+        response = await handler(request)
+    except (web.HTTPException, asyncio.CancelledError):
+        raise
+    except Exception:
+        log.exception("HTTP %s %s failed", request.method, request.path)
+        response = web.Response(status=500, text="internal error\n")
+    if not response.prepared:
+        response.headers.update(SECURITY_HEADERS)
+    return response
+
+
+def _allowed(request: web.Request) -> bool:
+    return request.app[_ACCESS].allows(request.headers, request.cookies)
+
+
+def _unauthorized() -> web.Response:
+    return web.Response(
+        status=401,
+        text="token required\n",
+        headers={"WWW-Authenticate": 'Bearer realm="brudno"'},
+    )
+
+
+def _no_store(response: web.Response) -> web.Response:
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+# -- probes and metrics ---------------------------------------------------------------------
+async def _healthz(_request: web.Request) -> web.Response:
+    return _no_store(web.Response(text="ok\n"))
+
+
+async def _readyz(request: web.Request) -> web.Response:
+    readiness = request.app[_MONITOR].readiness()
+    status = 200 if readiness.ready else 503
+    word = "ready" if readiness.ready else "not ready"
+    return _no_store(web.Response(status=status, text=f"{word}: {readiness.reason}\n"))
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    if not _allowed(request):
+        return _unauthorized()
+    body = request.app[_MONITOR].metrics.exposition()
+    response = web.Response(body=body)
+    response.headers["Content-Type"] = CONTENT_TYPE_LATEST
+    return _no_store(response)
+
+
+# -- the page -------------------------------------------------------------------------------
+async def _page(request: web.Request) -> web.Response:
+    if not _allowed(request):
+        return _no_store(_html("login.html", status=401))
+    return _no_store(_html("index.html"))
+
+
+def _html(name: str, *, status: int = 200, note: str = "") -> web.Response:
+    text = _asset(name).decode("utf-8").replace("{{note}}", note)
+    return web.Response(status=status, text=text, content_type="text/html", charset="utf-8")
+
+
+async def _login(request: web.Request) -> web.Response:
+    access = request.app[_ACCESS]
+    if access.open:
+        return _see_other()
+    form = await request.post()
+    given = form.get("token")
+    if not isinstance(given, str) or not access.token_matches(given.strip()):
+        await asyncio.sleep(LOGIN_FAILURE_DELAY_S)
+        return _no_store(_html("login.html", status=401, note="Wrong token."))
+    response = _see_other()
+    response.set_cookie(COOKIE, access.cookie_value(), httponly=True, samesite="Strict", path="/")
+    return response
+
+
+async def _logout(_request: web.Request) -> web.Response:
+    response = _see_other()
+    response.del_cookie(COOKIE, path="/")
+    return response
+
+
+def _see_other() -> web.Response:
+    """303 to the page (after the login form: a reload does not post the token again)."""
+    return _no_store(web.Response(status=303, headers={"Location": "/"}))
+
+
+async def _asset_handler(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    kind = ASSETS.get(name)
+    if kind is None:
+        return web.Response(status=404, text="not found\n")
+    response = web.Response(body=_asset(name), content_type=kind, charset="utf-8")
+    response.headers["Cache-Control"] = "no-cache"
+    return response
+
+
+async def _status_json(request: web.Request) -> web.Response:
+    if not _allowed(request):
+        return _unauthorized()
+    return _no_store(web.json_response(request.app[_MONITOR].snapshot().to_json()))
+
+
+async def _board(request: web.Request) -> web.Response:
+    if not _allowed(request):
+        return _unauthorized()
+    if len(request.query_string) > MAX_QUERY_CHARS:
+        return web.Response(status=414, text="query too long\n")
+    query = request.query
+    try:
+        svg = render(
+            query.get("variant", ""),
+            query.get("fen", ""),
+            chess960=query.get("chess960") == "1",
+            arrow=query.get("arrow"),
+        )
+    except BoardError as exc:
+        return web.Response(status=400, text=f"bad position: {exc}\n")
+    response = web.Response(text=svg, content_type="image/svg+xml", charset="utf-8")
+    response.headers["Cache-Control"] = "private, max-age=3600"  # a URL names one picture
+    return response
+
+
+async def _events(request: web.Request) -> web.StreamResponse:
+    """Server-sent events: one ``data:`` message per sample, until the page goes away or the
+    server closes (see :mod:`protocol.transports.http.feed`)."""
+    if not _allowed(request):
+        return _unauthorized()
+    closing = request.app[_CLOSING]
+    with request.app[_FEED].subscribe() as box:
+        if box is None:
+            return web.Response(status=503, text="too many status pages open\n")
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-store",
+                "X-Accel-Buffering": "no",
+                **SECURITY_HEADERS,
+            }
+        )
+        await response.prepare(request)
+        ending = asyncio.ensure_future(closing.wait())
+        try:
+            while not closing.is_set():
+                taking = asyncio.ensure_future(box.take())
+                done, _ = await asyncio.wait({taking, ending}, return_when=asyncio.FIRST_COMPLETED)
+                if taking not in done:
+                    taking.cancel()
+                    break
+                await response.write(b"data: " + taking.result() + b"\n\n")
+        except (ConnectionError, OSError):
+            pass  # the page went away
+        finally:
+            ending.cancel()
+        return response
+
+
+def build_app(config: HttpConfig, monitor: Monitor, feed: Feed) -> web.Application:
+    app = web.Application(middlewares=[_guard], client_max_size=16 * 1024)
+    app[_ACCESS] = Access(config.token)
+    app[_MONITOR] = monitor
+    app[_FEED] = feed
+    app[_CLOSING] = asyncio.Event()
+    app.router.add_get("/healthz", _healthz)
+    app.router.add_get("/readyz", _readyz)
+    app.router.add_get("/metrics", _metrics)
+    app.router.add_get("/", _page)
+    app.router.add_post("/login", _login)
+    app.router.add_get("/logout", _logout)
+    app.router.add_get("/events", _events)
+    app.router.add_get("/status.json", _status_json)
+    app.router.add_get("/board.svg", _board)
+    app.router.add_get("/assets/{name}", _asset_handler)
+    return app
+
+
+class HttpServer:
+    """The monitoring server of one service; an async context manager.
+
+    ``async with HttpServer(config, monitor) as http:`` listens on entry (``http.port`` is
+    the port bound) and closes on exit, ending the pages' streams first.
+    """
+
+    def __init__(self, config: HttpConfig, monitor: Monitor) -> None:
+        config.check()
+        self.config = config
+        self.monitor = monitor
+        self.feed = Feed(
+            monitor.snapshot,
+            config.sample_interval_s,
+            config.max_page_clients,
+            monitor.metrics.page_updates_dropped.inc,
+        )
+        self._app = build_app(config, monitor, self.feed)
+        self._runner: web.AppRunner | None = None
+        self._feeding: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Self:
+        runner = web.AppRunner(
+            self._app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_TIMEOUT_S
+        )
+        await runner.setup()
+        self._runner = runner
+        try:
+            site = web.TCPSite(runner, self.config.host, self.config.port, reuse_address=True)
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            self._runner = None
+            raise
+        self._feeding = asyncio.create_task(self.feed.run(), name="status-feed")
+        host, port = self.address
+        log.info(
+            "%s",
+            log_line(
+                "http_listening",
+                address=f"{host}:{port}",
+                auth="token" if self.config.token is not None else "none",
+            ),
+        )
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._app[_CLOSING].set()
+        if self._feeding is not None:
+            self._feeding.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._feeding
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The address actually bound (the port is useful with ``port=0``)."""
+        runner = self._runner
+        if runner is None or not runner.addresses:
+            raise RuntimeError("the HTTP server is not listening")
+        address = runner.addresses[0]
+        return str(address[0]), int(address[1])
+
+    @property
+    def port(self) -> int:
+        return self.address[1]
