@@ -18,8 +18,12 @@ Each match prints ``match_stockfish.py``'s result line, then one summary line::
     verify uci_elo=1500 games=60 W-D-L=25-8-27 score=48.3% elo=-12+/-80 brudno_s_per_move=0.05
 
 ``brudno_s_per_move`` is the mean thinking time of Brudno's moves (from the PGN's move
-comments): a level must not think longer than full strength does at the same clock (compare
-``python bench/calibrate_levels.py seconds-per-move GAMES.pgn`` on a full-strength match).
+comments; ``seconds-per-move GAMES.pgn NAME`` reads it from any PGN).  A level must not think
+longer than full strength at the same clock; games of different lengths are no fair
+comparison, so ``speed`` times every level and full strength on the same positions with the
+same clock (20 noob openings, 8 s + 0.1 s each)::
+
+    python bench/calibrate_levels.py speed 0 4 8 12 16 19
 """
 
 from __future__ import annotations
@@ -29,10 +33,12 @@ import re
 import shlex
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import chess
+import chess.engine
 import chess.pgn
 from match_stockfish import OPENINGS, SF_ELO_MAX, SF_ELO_MIN, result_line, run_match
 
@@ -68,8 +74,11 @@ def _args_for(base: argparse.Namespace, options: list[str], pgn: str) -> argpars
 
 
 def _elo(pair: dict[str, Any]) -> tuple[float | None, float]:
+    """Brudno's difference and half its 95% interval (infinite when a bound is)."""
     if pair["elo"] is None:
         return None, float("inf")
+    if pair["elo_upper"] is None or pair["elo_lower"] is None:
+        return pair["elo"], float("inf")
     return pair["elo"], (pair["elo_upper"] - pair["elo_lower"]) / 2
 
 
@@ -117,6 +126,42 @@ def verify(base: argparse.Namespace, elos: list[int]) -> None:
         )
 
 
+def speed(args: argparse.Namespace) -> None:
+    """Mean time per move of each level and of full strength on the same positions and clock:
+    the first ``--positions`` openings, each searched once per level with ``go wtime/btime``
+    ``--clock-ms`` and increments ``--inc-ms``, through the real engine over UCI."""
+    boards = [_board(line) for line in args.openings.read_text().splitlines() if line.strip()]
+    boards = boards[: args.positions]
+    clock = f"wtime {args.clock_ms} btime {args.clock_ms} winc {args.inc_ms} binc {args.inc_ms}"
+    with chess.engine.SimpleEngine.popen_uci(shlex.split(args.brudno)) as engine:
+        for level in [*args.levels, 20]:
+            engine.configure({"Skill Level": level})
+            seconds: list[float] = []
+            for board in boards:
+                started = time.monotonic()
+                engine.play(board, _limit(args))
+                seconds.append(time.monotonic() - started)
+            print(
+                f"speed level={level} positions={len(seconds)} clock=({clock}) "
+                f"mean_s={sum(seconds) / len(seconds):.3f} max_s={max(seconds):.3f}",
+                flush=True,
+            )
+
+
+def _board(line: str) -> chess.Board:
+    """A line of an openings file: a FEN, or an EPD with operations."""
+    try:
+        return chess.Board(line.strip())
+    except ValueError:
+        return chess.Board.from_epd(line)[0]
+
+
+def _limit(args: argparse.Namespace) -> chess.engine.Limit:
+    clock = args.clock_ms / 1000
+    inc = args.inc_ms / 1000
+    return chess.engine.Limit(white_clock=clock, black_clock=clock, white_inc=inc, black_inc=inc)
+
+
 def _seconds(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
@@ -145,6 +190,13 @@ def main() -> int:
         each.add_argument("--seed", type=int, default=1)
         each.add_argument("--brudno", default=f"{shlex.quote(sys.executable)} -m brudno")
         each.add_argument("--pgn", help="append every game to this file")
+    fast = sub.add_parser("speed", help="time per move of each level against full strength")
+    fast.add_argument("levels", nargs="+", type=int, metavar="LEVEL")
+    fast.add_argument("--positions", type=int, default=20)
+    fast.add_argument("--clock-ms", type=int, default=8000)
+    fast.add_argument("--inc-ms", type=int, default=100)
+    fast.add_argument("--openings", type=Path, default=OPENINGS)
+    fast.add_argument("--brudno", default=f"{shlex.quote(sys.executable)} -m brudno")
     spm = sub.add_parser("seconds-per-move", help="mean move time of a player in a PGN")
     spm.add_argument("pgn", type=Path)
     spm.add_argument("player")
@@ -153,6 +205,8 @@ def main() -> int:
         probe(args, args.points)
     elif args.mode == "verify":
         verify(args, args.points)
+    elif args.mode == "speed":
+        speed(args)
     else:
         value = seconds_per_move(args.pgn, args.player)
         print(f"seconds_per_move player={args.player} value={value}")

@@ -7,8 +7,9 @@ way that costs time:
 1. **It sees less.**  The search stops at a depth that grows with the level
    (:attr:`Skill.depth`).  Tactics within that horizon are found (quiescence still resolves
    captures), deeper ones are missed, as a club player misses a combination he does not
-   calculate.  A cap only ever shortens a search, so a level never thinks longer than full
-   strength would under the same clock.
+   calculate.  A cap only ever shortens a search, and a level reads its clock as
+   :data:`TIME_SHARE` of the real one, so it never thinks longer than full strength would
+   under the same clock.
 2. **It does not always pick the best of what it sees.**  The search finds the
    :data:`CANDIDATES` best root moves (MultiPV), and the level draws one of them with a
    probability that falls off exponentially with how much worse than the best it scored
@@ -52,6 +53,11 @@ FULL_STRENGTH = 20
 """``Skill Level`` 20 is the normal search (as Stockfish's scale, whose GUIs show 0..20)."""
 CANDIDATES = 4
 """Root moves a level chooses among (the MultiPV it searches)."""
+TIME_SHARE = 0.75
+"""A level reads its clock as this share of the real one.  Its four-line iterations are
+longer than full strength's one-line ones, so its last iteration overshoots the soft budget
+further; without this, the top levels thought about 15% longer per move than full strength
+at the same clock (``bench/calibrate_levels.py speed``)."""
 MIN_POINTS = 2
 """An Elo scale is measured at two levels at least (one point gives no slope)."""
 
@@ -86,9 +92,23 @@ class Skill:
         return round(40 + 20 * (FULL_STRENGTH - self.level))
 
     def limits(self, limits: Limits) -> Limits:
-        """``limits`` with this level's depth cap (a smaller ``go depth`` stays)."""
+        """``limits`` with this level's depth cap (a smaller ``go depth`` stays) and its clock
+        read as :data:`TIME_SHARE` of the real one."""
         depth = self.depth if limits.depth is None else min(limits.depth, self.depth)
-        return replace(limits, depth=depth)
+        return replace(
+            limits,
+            depth=depth,
+            wtime=_share(limits.wtime),
+            btime=_share(limits.btime),
+            winc=_share(limits.winc),
+            binc=_share(limits.binc),
+            movetime=_share(limits.movetime),
+        )
+
+
+def _share(ms: int | None) -> int | None:
+    """:data:`TIME_SHARE` of a time in milliseconds (``None``: not given, stays so)."""
+    return None if ms is None else int(ms * TIME_SHARE)
 
 
 def choose_line(lines: Sequence[SearchInfo], skill: Skill, rng: random.Random) -> int:

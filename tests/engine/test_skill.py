@@ -15,7 +15,15 @@ from engine.info import InfoCallback, SearchInfo, SearchResult
 from engine.limits import Limits
 from engine.score import Cp, Mate, Reported
 from engine.search import Searcher
-from engine.skill import CANDIDATES, FULL_STRENGTH, EloScale, Skill, choose_line, search_at_level
+from engine.skill import (
+    CANDIDATES,
+    FULL_STRENGTH,
+    TIME_SHARE,
+    EloScale,
+    Skill,
+    choose_line,
+    search_at_level,
+)
 from games.registry import get_variant
 
 
@@ -113,6 +121,15 @@ def test_depth_cap_grows_with_the_level_and_a_smaller_go_depth_stays() -> None:
     assert depths == sorted(depths) and depths[0] == 1 and depths[-1] > 5
     assert Skill(18).limits(Limits(depth=2)).depth == 2
     assert Skill(18).limits(Limits(nodes=50)).nodes == 50
+    clock = Skill(18).limits(Limits(wtime=8000, btime=6000, winc=100, movetime=1000))
+    assert (clock.wtime, clock.btime, clock.winc, clock.binc, clock.movetime) == (
+        int(8000 * TIME_SHARE),
+        int(6000 * TIME_SHARE),
+        int(100 * TIME_SHARE),
+        None,
+        int(1000 * TIME_SHARE),
+    )
+    assert TIME_SHARE < 1  # a level never has more time than full strength
     with pytest.raises(ValueError):
         Skill(FULL_STRENGTH)
     with pytest.raises(ValueError):
