@@ -28,7 +28,6 @@ def tally(first: str, second: str, files: list[Path]) -> PairStats:
     """``first``'s results against ``second`` in ``files``."""
     stats = PairStats(first=0, second=1)
     for path in files:
-        waiting: dict[str, float] = {}  # opening -> first's points in the pair's first game
         with path.open() as handle:
             while (game := chess.pgn.read_game(handle)) is not None:
                 headers = game.headers
@@ -36,20 +35,8 @@ def tally(first: str, second: str, files: list[Path]) -> PairStats:
                 players = {headers.get("White"), headers.get("Black")}
                 if white_points is None or players != {first, second}:
                     continue
-                points = white_points if headers["White"] == first else 1.0 - white_points
-                if points == 1.0:
-                    stats.wins += 1
-                elif points == 0.0:
-                    stats.losses += 1
-                else:
-                    stats.draws += 1
-                stats.white_points += white_points
                 opening = headers.get("OpeningSource") or headers.get("FEN", "startpos")
-                partner = waiting.pop(opening, None)
-                if partner is None:
-                    waiting[opening] = points
-                else:
-                    stats.ptnml[round(2 * (partner + points))] += 1
+                stats.record((path, opening), white_points, first_white=headers["White"] == first)
     return stats
 
 

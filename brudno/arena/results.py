@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 from brudno.arena.referee import Outcome
@@ -84,7 +84,7 @@ class PairStats:
     losses: int = 0
     white_points: float = 0.0
     ptnml: list[int] = field(default_factory=lambda: [0, 0, 0, 0, 0])
-    _open_pairs: dict[int, float] = field(default_factory=dict)
+    _open_pairs: dict[Hashable, float] = field(default_factory=dict)
 
     @property
     def games(self) -> int:
@@ -95,17 +95,23 @@ class PairStats:
         return (self.wins + 0.5 * self.draws) / self.games if self.games else 0.5
 
     def add(self, job: GameJob, outcome: Outcome) -> None:
-        points = outcome.white_points if job.white == self.first else 1.0 - outcome.white_points
+        self.record(job.pair, outcome.white_points, first_white=job.white == self.first)
+
+    def record(self, pair: Hashable, white_points: float, *, first_white: bool) -> None:
+        """One game: White's points, whether ``first`` had White, and the pair it belongs to
+        (the two games of an opening with colours swapped); a pair's second game adds the
+        pair to the pentanomial counts."""
+        points = white_points if first_white else 1.0 - white_points
         if points == 1.0:
             self.wins += 1
         elif points == 0.0:
             self.losses += 1
         else:
             self.draws += 1
-        self.white_points += outcome.white_points
-        partner = self._open_pairs.pop(job.pair, None)
+        self.white_points += white_points
+        partner = self._open_pairs.pop(pair, None)
         if partner is None:
-            self._open_pairs[job.pair] = points
+            self._open_pairs[pair] = points
         else:
             self.ptnml[round(2 * (partner + points))] += 1
 

@@ -15,7 +15,7 @@ from protocol.transports.http.config import HttpConfig
 from protocol.transports.http.monitor import Monitor
 from protocol.transports.http.server import HttpServer
 from protocol.transports.http.status import ServiceKind
-from protocol.transports.http.views import TcpView, WorkerView
+from protocol.transports.http.views import ServiceView, TcpView, WorkerView
 from protocol.transports.mqtt.config import WorkerConfig
 from protocol.transports.mqtt.presence import FleetPresence
 from protocol.transports.mqtt.worker import MqttWorker, serve_mqtt
@@ -24,6 +24,24 @@ from protocol.transports.tcp.server import TcpServer, serve_until
 
 MONITOR_SUFFIX = "-monitor"
 """Appended to a worker's id for the connection that follows the fleet's presence."""
+
+
+@contextlib.asynccontextmanager
+async def _serving(
+    http: HttpConfig,
+    monitor: Monitor,
+    view: ServiceView,
+    started: Callable[[HttpServer], None] | None,
+) -> AsyncIterator[HttpServer]:
+    """The HTTP server for as long as the service runs, the monitor reading ``view``."""
+    monitor.attach(view)
+    try:
+        async with HttpServer(http, monitor) as running:
+            if started is not None:
+                started(running)
+            yield running
+    finally:
+        monitor.detach()
 
 
 async def serve_tcp_monitored(
@@ -37,16 +55,8 @@ async def serve_tcp_monitored(
     http.check()
     monitor = Monitor(ServiceKind.SERVE)
 
-    @contextlib.asynccontextmanager
-    async def alongside(server: TcpServer) -> AsyncIterator[HttpServer]:
-        monitor.attach(TcpView(server))
-        try:
-            async with HttpServer(http, monitor) as running:
-                if started is not None:
-                    started(running)
-                yield running
-        finally:
-            monitor.detach()
+    def alongside(server: TcpServer) -> contextlib.AbstractAsyncContextManager[HttpServer]:
+        return _serving(http, monitor, TcpView(server), started)
 
     await serve_until(config, stop, observer=monitor, alongside=alongside)
 
@@ -74,14 +84,12 @@ async def serve_mqtt_monitored(
         )
         presence_stop = asyncio.Event()
         following = asyncio.create_task(presence.run(presence_stop), name="fleet-presence")
-        monitor.attach(WorkerView(worker, presence.online))
         try:
-            async with HttpServer(http, monitor) as running:
-                if started is not None:
-                    started(running)
+            async with _serving(
+                http, monitor, WorkerView(worker, presence.online), started
+            ) as running:
                 yield running
         finally:
-            monitor.detach()
             presence_stop.set()
             await following
 
