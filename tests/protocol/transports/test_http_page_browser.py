@@ -103,10 +103,16 @@ async def test_status_page_shows_a_searching_session_live(
         assert browser.title == "Brudno status: log in"
         await asyncio.to_thread(browser.find_element(By.ID, "token").send_keys, "wrong")
         await asyncio.to_thread(browser.find_element(By.ID, "submit").click)
-        assert "Wrong token." in browser.page_source
+        # A click returns before the form's answer has loaded: wait for it, never race it.
+        await _until(
+            lambda: True if "Wrong token." in browser.page_source else None,
+            "the login form to say the token was wrong",
+        )
         await asyncio.to_thread(browser.find_element(By.ID, "token").send_keys, TOKEN)
         await asyncio.to_thread(browser.find_element(By.ID, "submit").click)
-        assert browser.title == "Brudno status"
+        await _until(
+            lambda: True if browser.title == "Brudno status" else None, "the page after login"
+        )
         assert all(TOKEN not in str(cookie) for cookie in browser.get_cookies())
 
         # A search runs: the card appears, then depth and nodes/s change as it deepens.
