@@ -6,7 +6,9 @@ move never needs the rest of its move list.  So moves are produced in stages:
 1. the transposition-table move, before any move generation (the table stores full 64-bit
    keys, so its move is trusted to be legal here; see :mod:`engine.tt`);
 2. the noisy moves (captures, promotions), in the game's own order (MVV-LVA for chess);
-3. the killer moves of this ply that are legal here (quiet moves that cut off in a sibling);
+3. the killer moves of this ply that are legal here (quiet moves that cut off in a sibling),
+   then the counter move, the quiet move that last refuted the opponent's previous move
+   wherever it was played (a reply to a move tends to stay good across the tree);
 4. the remaining quiet moves, by history score, highest first;
 5. when the caller passes an exchange test (:class:`~engine.game.StaticExchange`), the noisy
    moves that lose material: a queen taking a defended pawn refutes less often than a
@@ -49,6 +51,7 @@ def staged_moves(
     history: History,
     *,
     exchange: Callable[[Any, int], bool] | None = None,
+    counter: Hashable | None = None,
 ) -> Iterator[tuple[Any, int]]:
     """Yield ``(move, stage)`` for every legal move of ``game`` exactly once, best guess first.
 
@@ -82,6 +85,9 @@ def staged_moves(
     if killer2 is not None and killer2 in quiets:
         quiets.remove(killer2)
         yield killer2, STAGE_KILLER
+    if counter is not None and counter in quiets:
+        quiets.remove(counter)
+        yield counter, STAGE_KILLER
     if len(quiets) > 1:
         quiets.sort(key=history.__getitem__, reverse=True)
     for move in quiets:

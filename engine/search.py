@@ -101,6 +101,10 @@ _IIR_DEPTH = 4
 _LMR_MIN_DEPTH = 3
 _LMR_MIN_MOVES = 3
 _HIST_MAX = 16384
+_NULL_BASE_R = 3
+_NULL_EVAL_DIV = 200
+"""Null move reduces ``3 + depth // 3`` plies, one more per 200 cp the static evaluation
+stands above beta (at most two more): the further ahead, the less a pass needs proving."""
 _TB_DRAFT = 6
 """A tablebase result is stored this much deeper than the node's depth: no search below it
 could know better."""
@@ -175,6 +179,13 @@ class SearchConfig:
     :class:`~engine.game.StaticExchange`)."""
     check_extension: bool = True
     """Search a position in check one ply deeper (up to twice the nominal depth)."""
+    counter_moves: bool = False
+    """Order the counter move (the quiet move that last refuted the opponent's previous move)
+    right after the killers."""
+    improving: bool = False
+    """Whether the static evaluation rose since this side's previous move steers the pruning:
+    reduce and prune more where it fell (the position is getting worse; cut-offs are less
+    likely), less where it rose."""
 
 
 ABLATIONS: Final[dict[str, SearchConfig]] = {
@@ -183,6 +194,8 @@ ABLATIONS: Final[dict[str, SearchConfig]] = {
     "pvs-no-futility": SearchConfig(futility=False),
     "pvs-no-see": SearchConfig(exchange_pruning=False),
     "pvs-no-checkext": SearchConfig(check_extension=False),
+    "pvs-countermove": SearchConfig(counter_moves=True),
+    "pvs-improving": SearchConfig(improving=True),
 }
 """The production search with one heuristic switched from its default, by ``Algorithm``
 name: a match of ``pvs`` against one of these measures what that heuristic is worth
@@ -211,6 +224,7 @@ class Searcher:
         self.tt = TranspositionTable(hash_mb) if table is None else table
         self._clock = clock
         self._history: tuple[History, History] = (Counter(), Counter())
+        self._counter_moves: tuple[dict[Any, Any], dict[Any, Any]] = ({}, {})
         self._variant: str | None = None
 
     def resize_hash(self, hash_mb: int) -> None:
@@ -241,6 +255,7 @@ class Searcher:
         """Forget everything learned (``ucinewgame``, "Clear Hash"): TT, killers, history."""
         self.tt.clear()
         self._history = (Counter(), Counter())
+        self._counter_moves = ({}, {})
 
     def _age_history(self) -> None:
         """Halve the history scores so old games' statistics fade instead of dominating."""
@@ -306,6 +321,11 @@ class Searcher:
         hist_tables = self._history
         root_side = game.side & 1
         killers: list[list[Any]] = [[None, None] for _ in range(MAX_PLY + 2)]
+        counter_tables = self._counter_moves
+        # The move played at each ply of the current line (``None`` for a null move), and
+        # the static evaluation there (``None`` in check): for counter moves and "improving".
+        line_moves: list[Any] = [None] * (MAX_PLY + 2)
+        static_evals: list[int | None] = [None] * (MAX_PLY + 2)
         pv_lines: list[tuple[Any, ...]] = [_NO_PV] * (MAX_PLY + 2)
 
         # Step 2. Root moves: legal ones in staged order (the driver applies ``searchmoves``).
@@ -398,6 +418,8 @@ class Searcher:
         )
         exchange_order = see_ge if use_see else None
         lmr_table = _LMR
+        use_counter = cfg.counter_moves
+        use_improving = cfg.improving and use_fut
         fut_margins = _FUT_MARGINS
         # Endgame tablebases: without tables in use, ``tb_limit`` stays 0 and nothing changes.
         tablebase = game if isinstance(game, Tablebase) else None
@@ -639,13 +661,28 @@ class Searcher:
             # Step N5b. Internal iterative reduction: no TT move, probably a new area.
             if tt_move is None and depth >= _IIR_DEPTH:
                 depth -= 1
-            # Step N6. Static pruning at non-PV nodes out of check.
+            # Step N6. Static pruning at non-PV nodes out of check (the static evaluation is
+            # also kept where "improving" is measured: it compares this ply with two before).
             futile = False
+            improving = False
+            if use_improving:
+                if in_check:
+                    static_evals[ply] = None
+                else:
+                    if ev is None:
+                        ev = evaluate()
+                    static_evals[ply] = ev
+                    before = static_evals[ply - 2] if ply >= 2 else None
+                    improving = before is None or ev > before
             if not pv_node and not in_check:
                 if ev is None:
                     ev = evaluate()
                 if use_fut and -MATE_BOUND < beta < MATE_BOUND:
-                    if depth <= _RFP_DEPTH and ev - _RFP_MARGIN * depth >= beta:
+                    if (
+                        depth <= _RFP_DEPTH
+                        and ev - _RFP_MARGIN * depth + (_RFP_MARGIN // 2 if improving else 0)
+                        >= beta
+                    ):
                         events += 1
                         return ev
                     if depth < len(fut_margins) and ev + fut_margins[depth] <= alpha:
@@ -659,8 +696,10 @@ class Searcher:
                     and can_null()
                 ):
                     push_null()
+                    line_moves[ply] = None
+                    gain = (ev - beta) // _NULL_EVAL_DIV
                     s = -negamax(
-                        depth - (4 if depth >= 6 else 3),
+                        depth - _NULL_BASE_R - depth // 3 - (gain if gain < 2 else 2),
                         -beta,
                         1 - beta,
                         ply + 1,
@@ -681,10 +720,19 @@ class Searcher:
             tried: list[Any] | None = None
             kl = killers[ply]
             hist = hist_tables[root_side ^ (ply & 1)]
+            counters_here = counter_tables[root_side ^ (ply & 1)]
+            previous = line_moves[ply - 1] if use_counter and ply else None
             new_depth = depth - 1
             shallow = not pv_node and not in_check and depth < len(lmp_counts)
+            move_count = lmp_counts[depth] + (depth if improving else 0) if shallow else 0
             for move, stage in staged_moves(
-                game, tt_move, kl[0], kl[1], hist, exchange=exchange_order
+                game,
+                tt_move,
+                kl[0],
+                kl[1],
+                hist,
+                exchange=exchange_order,
+                counter=None if previous is None else counters_here.get(previous),
             ):
                 legal += 1
                 prunable = False
@@ -693,13 +741,14 @@ class Searcher:
                     # captures near the horizon; a move that gives check is searched anyway
                     # (a quiet mate must not hide behind the move count).
                     if stage == STAGE_QUIET:
-                        prunable = futile or legal > lmp_counts[depth]
+                        prunable = futile or legal > move_count
                     elif stage == STAGE_LOSING:
                         prunable = not see_ge(move, -_SEE_CAPTURE_MARGIN * depth)
                 if prunable and not gives_check(move):
                     events += 1
                     continue
                 push(move)
+                line_moves[ply] = move
                 check = in_check_fn()
                 if not searched:
                     s = -negamax(new_depth, -beta, -alpha, ply + 1, pv_node, True, check)
@@ -716,6 +765,8 @@ class Searcher:
                         r = lmr_table[min(depth, 63)][min(searched, 63)]
                         if pv_node and r:
                             r -= 1
+                        if use_improving and not improving:
+                            r += 1
                         if r >= new_depth:
                             r = new_depth - 1
                     s = -negamax(new_depth - r, -alpha - 1, -alpha, ply + 1, False, True, check)
@@ -746,6 +797,8 @@ class Searcher:
                                 if kl[0] != move:
                                     kl[1] = kl[0]
                                     kl[0] = move
+                                if previous is not None:
+                                    counters_here[previous] = move
                                 bonus = depth * depth if depth < 64 else 4096
                                 h = hist[move]
                                 hist[move] = h + bonus - h * bonus // _HIST_MAX
@@ -803,6 +856,7 @@ class Searcher:
                             )
                         )
                     push(move)
+                    line_moves[0] = move
                     check = in_check_fn()
                     if i == 0:
                         s = -negamax(depth - 1, -beta, -alpha, 1, True, True, check)

@@ -581,3 +581,27 @@ def test_staged_order_and_laziness() -> None:
     assert counting.quiet_calls == 0
     next(picker)
     assert counting.quiet_calls == 1
+
+
+def test_counter_move_follows_the_killers_once() -> None:
+    """The counter move is tried after the killers and before the history order; one that
+    is also a killer or a noisy move here is not yielded twice."""
+    game = ttt("P@a1", "P@b2", "P@c1")
+    history: History = Counter({game.parse_move("P@c3"): 50})
+    killer, counter = game.parse_move("P@b3"), game.parse_move("P@a3")
+    moves = [m for m, _ in staged_moves(game, None, killer, None, history, counter=counter)]
+    assert moves[1:4] == [killer, counter, game.parse_move("P@c3")]
+    assert sorted(moves) == sorted(game.legal_moves())
+    for repeated in (killer, game.parse_move("P@b1")):
+        stream = list(staged_moves(game, None, killer, None, history, counter=repeated))
+        assert sorted(m for m, _ in stream) == sorted(game.legal_moves())
+    stages = dict(staged_moves(game, None, killer, None, history, counter=counter))
+    assert stages[counter] == STAGE_KILLER
+
+
+def test_clear_forgets_the_counter_moves() -> None:
+    searcher = Searcher(1, config=SearchConfig(counter_moves=True))
+    searcher.search(get_variant("chess").new(), Limits(depth=5))
+    assert any(searcher._counter_moves)
+    searcher.clear()
+    assert searcher._counter_moves == ({}, {})
