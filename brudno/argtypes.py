@@ -37,6 +37,17 @@ def seconds(text: str) -> float:
     return value
 
 
+def fraction(text: str) -> float:
+    """A number from 0 to 1 (a weight, a share)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1: {text!r}")
+    return value
+
+
 def name_value(text: str) -> tuple[str, str]:
     """``NAME=VALUE`` (a UCI option for an engine) as ``(NAME, VALUE)``, both stripped.
 

@@ -12,6 +12,13 @@ one thread: the labels are reproducible), converted to the side to move's win pr
 ``1 / (1 + 10^(-cp/400))`` (mates: 1 or 0).  Each line is ``FEN ; target``; the header
 comments record the command that made the file.  :func:`read_data` turns such a file into
 the samples :mod:`engine.tune` fits.
+
+Positions from real play (:func:`generate` with ``played``): instead of openings extended at
+random, every quiet position along the games of PGN files (the ``--pgn`` of ``brudno match``:
+self-play at varied openings), each position once, a seeded sample of them.  Such positions
+are what the evaluation meets in its own games, and each comes with the game's result, which
+can be blended into the label: target = ``(1 - w)·engine + w·result`` (``w = 1`` labels by
+results alone and needs no labelling engine).
 """
 
 from __future__ import annotations
@@ -20,7 +27,8 @@ import math
 import os
 import random
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import chess
@@ -62,8 +70,21 @@ _VALUE = {
 }
 
 
+_WHITE_SCORE = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+"""A finished game's result as White's score (an unfinished game, ``*``, is not used)."""
+
+
 class TuneDataError(ValueError):
     """A data file that cannot be read, or a labelling engine that cannot be run."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A position to label, and the side to move's score in the game it was played in
+    (``None`` for a position from an opening file: no game was played from it)."""
+
+    fen: str
+    result: float | None = None
 
 
 def is_quiet(board: chess.Board) -> bool:
@@ -198,7 +219,7 @@ def _start_board(path: Path, entry: int | str) -> chess.Board | None:
     return board
 
 
-def _candidates(files: Sequence[Path], positions: int, plies: int, seed: int) -> list[str]:
+def _candidates(files: Sequence[Path], positions: int, plies: int, seed: int) -> list[Candidate]:
     """Quiet FENs, unique, in a deterministic order: each file's entries in a seeded shuffle,
     extended by seeded quiet plies, until the file has given its share (twice what is
     wanted, because the quiet filter and duplicates drop some) or runs out."""
@@ -231,7 +252,42 @@ def _candidates(files: Sequence[Path], positions: int, plies: int, seed: int) ->
     if not fens:
         raise TuneDataError("the opening files gave no usable quiet positions")
     rng.shuffle(fens)
-    return fens[:positions]
+    return [Candidate(fen) for fen in fens[:positions]]
+
+
+def _played_positions(path: Path) -> Iterator[Candidate]:
+    """Every quiet position after a move of every finished game in a PGN file."""
+    try:
+        with path.open(encoding="utf-8-sig") as handle:
+            while (game := chess.pgn.read_game(handle)) is not None:
+                white_score = _WHITE_SCORE.get(game.headers.get("Result", "*"))
+                if white_score is None or game.errors:
+                    continue
+                board = game.board()
+                for move in game.mainline_moves():
+                    board.push(move)
+                    if is_quiet(board):
+                        score = white_score if board.turn == chess.WHITE else 1.0 - white_score
+                        yield Candidate(board.fen(), score)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise TuneDataError(f"cannot read games file {path}: {exc}") from None
+
+
+def _played_candidates(files: Sequence[Path], positions: int, seed: int) -> list[Candidate]:
+    """A seeded sample of the quiet positions of played games, each position once (the first
+    game it occurred in gives its result: openings repeat, and one game's say is enough)."""
+    seen: set[str] = set()
+    found: list[Candidate] = []
+    for path in files:
+        for candidate in _played_positions(path):
+            epd = candidate.fen.rsplit(" ", 2)[0]
+            if epd not in seen:
+                seen.add(epd)
+                found.append(candidate)
+    if not found:
+        raise TuneDataError("the games gave no usable quiet positions")
+    random.Random(seed).shuffle(found)
+    return found[:positions]
 
 
 def generate(
@@ -242,40 +298,70 @@ def generate(
     plies: int = 8,
     seed: int = 1,
     games: Sequence[Path] | None = None,
+    played: Sequence[Path] | None = None,
+    result_weight: float = 0.0,
     data_dir: Path | None = None,
     stockfish: str = DEFAULT_STOCKFISH,
     command: str = "",
 ) -> int:
     """Write a labelled data set to ``out``; return how many positions it holds.
 
-    The openings are ``games``, else those of the shared data (``data_dir`` or as
-    :func:`find_data_dir` finds it)."""
-    fens = _candidates(_opening_files(games, data_dir), positions, plies, seed)
+    The positions are those along the games of the PGN files ``played`` when given, else
+    openings extended by random quiet plies: the openings of ``games``, else those of the
+    shared data (``data_dir`` or as :func:`find_data_dir` finds it).  ``result_weight`` (for
+    played positions) blends the game's result into the engine's label; at 1 no engine runs.
+    """
+    if not 0.0 <= result_weight <= 1.0:
+        raise TuneDataError(f"result weight {result_weight} outside [0, 1]")
+    if played:
+        candidates = _played_candidates(played, positions, seed)
+    else:
+        candidates = _candidates(_opening_files(games, data_dir), positions, plies, seed)
+        result_weight = 0.0
+    header = [
+        "# Brudno Texel tuning data: FEN ; side-to-move win probability",
+        f"# made by: {command}" if command else "# made by: brudno tune data",
+    ]
+    if result_weight == 1.0:
+        lines = [*header, "# labels: the game's result from the side to move's view"]
+        lines += [f"{c.fen} ; {c.result:.4f}" for c in candidates]
+    else:
+        lines = header + _engine_labels(candidates, depth, result_weight, stockfish)
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return len(candidates)
+
+
+def _engine_labels(
+    candidates: Sequence[Candidate], depth: int, result_weight: float, stockfish: str
+) -> list[str]:
+    """The header line saying how the labels were made, then ``FEN ; target`` lines."""
     try:
         engine = chess.engine.SimpleEngine.popen_uci(shlex.split(stockfish))
     except (OSError, chess.engine.EngineError) as exc:
         raise TuneDataError(f"cannot run {stockfish!r}: {exc}") from None
+    blend = f", blended {1 - result_weight:g}·engine + {result_weight:g}·result"
     lines = [
-        "# Brudno Texel tuning data: FEN ; side-to-move win probability",
-        f"# made by: {command}" if command else "# made by: brudno tune data",
         f"# labels: {engine.id.get('name', stockfish)} go depth {depth}, Threads=1, "
-        "fresh hash per position, target = 1/(1+10^(-cp/400)), mate = 1 or 0",
+        "fresh hash per position, target = 1/(1+10^(-cp/400)), mate = 1 or 0"
+        + (blend if result_weight else "")
     ]
     try:
         engine.configure({"Threads": 1, "Hash": 16})
-        for number, fen in enumerate(fens):
-            board = chess.Board(fen)
+        for number, candidate in enumerate(candidates):
+            board = chess.Board(candidate.fen)
             info = engine.analyse(board, chess.engine.Limit(depth=depth), game=number)
             score = info.get("score")
             if score is None:
-                raise TuneDataError(f"{stockfish!r} gave no score for {fen}")
-            lines.append(f"{fen} ; {label_to_target(score):.4f}")
+                raise TuneDataError(f"{stockfish!r} gave no score for {candidate.fen}")
+            target = label_to_target(score)
+            if result_weight and candidate.result is not None:
+                target = (1.0 - result_weight) * target + result_weight * candidate.result
+            lines.append(f"{candidate.fen} ; {target:.4f}")
     except chess.engine.EngineError as exc:
         raise TuneDataError(f"{stockfish!r} failed: {exc}") from None
     finally:
         engine.quit()
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return len(fens)
+    return lines
 
 
 def read_data(path: Path) -> tuple[list[Sample], int]:

@@ -4,12 +4,14 @@ Usage (scripts depend on this interface)::
 
     brudno tune data --out FILE.epd [--positions N] [--games FILE.pgn|FILE.epd ...]
                      [--data-dir DIR] [--depth D] [--plies P] [--seed S] [--stockfish PATH]
+                     [--played GAMES.pgn ... [--result-weight W]]
     brudno tune fit DATA.epd [--out WEIGHTS.json] [--weights START.json]
                     [--iterations N] [--learning-rate R] [--k K] [--l2 LAMBDA] [--holdout N]
 
 ``data`` writes a labelled data set (:mod:`brudno.arena.tuning_data` says how the positions
-are sampled and labelled: quiet positions from the shared openings, Stockfish at ``go depth
-D``, the side to move's win probability).
+are sampled and labelled: quiet positions from the shared openings, or with ``--played`` from
+the games of PGN files such as ``brudno match --pgn`` writes; Stockfish at ``go depth D``,
+the side to move's win probability, blended with the game's result by ``--result-weight``).
 
 ``fit`` reads such a file, computes each position's features with the chess adapter, fits K
 and then the weights (:mod:`engine.tune`), writes a flat weights JSON in the format of
@@ -38,7 +40,7 @@ from brudno.arena.tuning_data import (
     generate,
     read_data,
 )
-from brudno.argtypes import non_negative_int, positive_int
+from brudno.argtypes import fraction, non_negative_int, positive_int
 from engine.eval import LinearEvaluator
 from engine.tune import Sample, TuneResult, mean_squared_error, tune
 from games.chess_game import DEFAULT_WEIGHTS_PATH
@@ -78,6 +80,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     data.add_argument("--seed", type=int, default=1, help="sampling seed")
     data.add_argument("--stockfish", default=DEFAULT_STOCKFISH, help="labelling engine command")
+    data.add_argument(
+        "--played",
+        type=Path,
+        action="append",
+        metavar="GAMES.pgn",
+        help="sample the quiet positions along these played games instead (repeatable)",
+    )
+    data.add_argument(
+        "--result-weight",
+        type=fraction,
+        default=0.0,
+        metavar="W",
+        help="with --played: target = (1-W)*engine + W*game result (1: results only, no engine)",
+    )
 
     fit = steps.add_parser("fit", help="fit the weights to a data set; write a weights JSON")
     fit.add_argument("data", type=Path, help="data file (FEN ; target lines)")
@@ -117,6 +133,10 @@ def _run_data(args: argparse.Namespace) -> int:
         parts += ["--data-dir", str(args.data_dir)]
     if args.stockfish != DEFAULT_STOCKFISH:
         parts += ["--stockfish", args.stockfish]
+    for path in args.played or ():
+        parts += ["--played", str(path)]
+    if args.result_weight:
+        parts += ["--result-weight", f"{args.result_weight:g}"]
     command = shlex.join(parts)
     count = generate(
         args.out,
@@ -125,6 +145,8 @@ def _run_data(args: argparse.Namespace) -> int:
         plies=args.plies,
         seed=args.seed,
         games=args.games,
+        played=args.played,
+        result_weight=args.result_weight,
         data_dir=args.data_dir,
         stockfish=args.stockfish,
         command=command,

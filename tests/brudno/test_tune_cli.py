@@ -280,3 +280,75 @@ def test_data_finds_the_shared_openings(brudno: list[str], tmp_path: Path, how: 
     boards = {" ".join(line.split()[:4]) for line in openings.splitlines()}
     written = [line for line in out.read_text(encoding="utf-8").splitlines() if line[0] != "#"]
     assert {" ".join(line.split()[:4]) for line in written} <= boards
+
+
+# Two finished games and one unfinished: 1. e4 e5 2. Nf3 Nc6 (White won), the same opening
+# again (a draw: its positions are already known and are not repeated), and an unfinished
+# game (no result to learn from: skipped).
+PLAYED = """\
+[Event "a"]
+[Result "1-0"]
+
+1. e4 e5 2. Nf3 Nc6 1-0
+
+[Event "b"]
+[Result "1/2-1/2"]
+
+1. e4 e5 2. Nf3 Nc6 3. Bc4 1/2-1/2
+
+[Event "c"]
+[Result "*"]
+
+1. d4 d5 *
+"""
+
+
+def _played_data(brudno: list[str], tmp_path: Path, *extra: str) -> tuple[int, str]:
+    games = tmp_path / "games.pgn"
+    games.write_text(PLAYED, encoding="utf-8")
+    out = tmp_path / "played.epd"
+    out.unlink(missing_ok=True)
+    done = subprocess.run(
+        [*brudno, "tune", "data", "--out", str(out), "--played", str(games), *extra],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return done.returncode, (out.read_text(encoding="utf-8") if out.exists() else done.stderr)
+
+
+def test_played_positions_labelled_by_results_alone(brudno: list[str], tmp_path: Path) -> None:
+    """Every position after a move of a finished game, once, with the result from the side
+    to move's view; ``--result-weight 1`` runs no engine (a missing one is no error)."""
+    code, text = _played_data(
+        brudno, tmp_path, "--result-weight", "1", "--stockfish", "/nonexistent"
+    )
+    assert code == 0, text
+    labels = {
+        " ".join(line.split(" ; ")[0].split()[:4]): float(line.split(" ; ")[1])
+        for line in text.splitlines()
+        if not line.startswith("#")
+    }
+    board = chess.Board()
+    expected = {}
+    for san, white_score in (("e4", 1), ("e5", 1), ("Nf3", 1), ("Nc6", 1), ("Bc4", 0.5)):
+        board.push_san(san)
+        expected[board.epd()] = white_score if board.turn == chess.WHITE else 1 - white_score
+    assert labels == expected
+    assert "--result-weight 1" in text and "game's result" in text
+
+
+def test_played_positions_blend_stockfish_and_result(brudno: list[str], tmp_path: Path) -> None:
+    code, text = _played_data(brudno, tmp_path, "--depth", "1", "--result-weight", "0.5")
+    assert code == 0, text
+    targets = [float(line.split(" ; ")[1]) for line in text.splitlines() if line[0] != "#"]
+    assert len(targets) == 5
+    assert "0.5·engine + 0.5·result" in text
+    # Black to move after 1. e4 in a game White won: half of the label is that loss.
+    after_e4 = next(
+        line for line in text.splitlines() if line.startswith("rnbqkbnr/pppppppp/8/8/4P3")
+    )
+    assert float(after_e4.split(" ; ")[1]) < 0.5 + 0.01
+    code, text = _played_data(brudno, tmp_path, "--result-weight", "1.5")
+    assert code == 2 and "must be from 0 to 1" in text
