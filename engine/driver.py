@@ -122,6 +122,11 @@ RootSearch = Callable[[int, int, int, list[Any], int], Line]
 best score and, when a move beat ``alpha``, its line (else no moves); fail-soft."""
 
 
+_FALLING_SPAN = 2
+"""A falling score is measured against the iteration this many before (two: odd and even
+depths differ by the side that moves last)."""
+
+
 def _nothing(_depth: int) -> None:
     """The default ``begin_iteration``: nothing to prepare."""
 
@@ -175,8 +180,11 @@ class Driver:
         move_overhead_ms: int = 30,
         clock: Callable[[], float] = time.monotonic,
         skip_depth: Callable[[int], bool] | None = None,
+        falling_eval: bool = False,
     ) -> None:
         self.start = clock()
+        self._falling_eval = falling_eval
+        """Give more time when the score falls (see :meth:`Deadline.soft_reached`)."""
         self._skip = skip_depth
         """Iterations to leave out (a Lazy SMP helper's share, :mod:`engine.smp`); never the
         first nor the last allowed."""
@@ -224,6 +232,7 @@ class Driver:
         searching = 1
         prev_best: Any = None
         instability = 0.0
+        scores: list[int] = []
         try:
             skip = self._skip
             for depth in range(1, self.max_depth + 1):
@@ -248,7 +257,8 @@ class Driver:
                 if depth > 1:
                     instability = instability / 2 + (1.0 if bests[0] != prev_best else 0.0)
                 prev_best = bests[0]
-                if self._enough(root, verdict, lines[0].score, instability):
+                scores.append(lines[0].score)
+                if self._enough(root, verdict, lines[0].score, instability, self._falling(scores)):
                     break
         except SearchStopped as stop:
             for _ in range(stop.ply):
@@ -287,7 +297,15 @@ class Driver:
         found.sort(key=lambda ln: -ln.score)
         return found
 
-    def _enough(self, root: Root, verdict: Iteration, top: int, instability: float) -> bool:
+    def _falling(self, scores: list[int]) -> int:
+        """How far the best score fell lately (0 when that does not steer the time)."""
+        if self._falling_eval and len(scores) > _FALLING_SPAN:
+            return scores[-1 - _FALLING_SPAN] - scores[-1]
+        return 0
+
+    def _enough(
+        self, root: Root, verdict: Iteration, top: int, instability: float, falling: int
+    ) -> bool:
         """Whether the search ends after an iteration whose best score is ``top``."""
         if self.control.stopped:
             return True
@@ -298,7 +316,7 @@ class Driver:
         mate_limit = self.mate_limit
         if mate_limit is not None and top >= MATE_BOUND and MATE - top <= 2 * mate_limit:
             return True  # a mate in at most ``mate_limit`` moves, with an exact score
-        return self.deadline.soft_reached(instability)
+        return self.deadline.soft_reached(instability, falling)
 
     def _result(
         self,

@@ -182,6 +182,8 @@ class SearchConfig:
     counter_moves: bool = False
     """Order the counter move (the quiet move that last refuted the opponent's previous move)
     right after the killers."""
+    falling_eval_time: bool = False
+    """Spend more of the clock when the score falls between iterations."""
     improving: bool = False
     """Whether the static evaluation rose since this side's previous move steers the pruning:
     reduce and prune more where it fell (the position is getting worse; cut-offs are less
@@ -196,6 +198,7 @@ ABLATIONS: Final[dict[str, SearchConfig]] = {
     "pvs-no-checkext": SearchConfig(check_extension=False),
     "pvs-countermove": SearchConfig(counter_moves=True),
     "pvs-improving": SearchConfig(improving=True),
+    "pvs-fallingtime": SearchConfig(falling_eval_time=True),
 }
 """The production search with one heuristic switched from its default, by ``Algorithm``
 name: a match of ``pvs`` against one of these measures what that heuristic is worth
@@ -298,6 +301,7 @@ class Searcher:
         the iterative deepening around them, as it does for every searcher.
         """
         # Step 1. Set up the per-search state; the driver starts the clock.
+        cfg = self.config if config is None else config
         driver = Driver(
             game,
             limits,
@@ -308,11 +312,11 @@ class Searcher:
             move_overhead_ms=move_overhead_ms,
             clock=self._clock,
             skip_depth=skip_depth,
+            falling_eval=cfg.falling_eval_time,
         )
         clock = self._clock
         start = driver.start
         control = driver.control
-        cfg = self.config if config is None else config
         self.adopt_variant(game)
         tt = self.tt
         if age_table:

@@ -63,6 +63,9 @@ _UNSTABLE_SCALE = 0.9
 _MAX_SCALE = 2.0
 """The soft budget is scaled by ``min(2, 0.6 + 0.9 * instability)``
 (see :meth:`Deadline.soft_reached`)."""
+_FALLING_CP = 100
+_FALLING_MAX = 1.0
+"""A score that fell by ``f`` centipawns scales the soft budget by ``1 + min(1, f / 100)``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,12 +181,14 @@ class Deadline:
             return True
         return (now - base) * 1000.0 >= budget.hard_ms
 
-    def soft_reached(self, instability: float = 0.0) -> bool:
+    def soft_reached(self, instability: float = 0.0, falling: int = 0) -> bool:
         """Between iterations: is it too late to start another one?
 
         ``instability`` measures how often the best move changed lately (each change adds 1,
         halved every iteration): a stable search stops at 0.6 of the soft budget, an
-        unstable one goes on up to twice it, never beyond the hard budget.
+        unstable one goes on up to twice it, never beyond the hard budget.  ``falling`` is
+        how many centipawns the score dropped lately: trouble found late is where more
+        time pays (the search may yet find the way out), so it stretches the budget too.
         """
         budget = self.budget
         if budget is None:
@@ -195,6 +200,9 @@ class Deadline:
             return True
         soft = budget.soft_ms
         if soft < budget.hard_ms:
-            scale = min(_MAX_SCALE, _STABLE_SCALE + _UNSTABLE_SCALE * instability)
+            scale = _STABLE_SCALE + _UNSTABLE_SCALE * instability
+            if falling > 0:
+                scale *= 1.0 + min(_FALLING_MAX, falling / _FALLING_CP)
+            scale = min(_MAX_SCALE, scale)
             soft = min(budget.hard_ms, soft * scale)
         return (self._clock() - base) * 1000.0 >= soft

@@ -195,3 +195,37 @@ def test_no_legal_move_reports_the_outcome() -> None:
     assert (result.best, result.score, result.nodes) == (None, Mate(0), 0)
     assert script.calls == []
     assert infos[0].depth == 0 and infos[0].score == Mate(0)
+
+
+class Falling(Scripted):
+    """Each iteration takes 50 ms of a fake clock and scores 50 cp worse than the one before;
+    the best move never changes (so only the falling score can stretch the time)."""
+
+    def __init__(self, game: Game[Any]) -> None:
+        super().__init__(game)
+        self.now = 0.0
+
+    def clock(self) -> float:
+        return self.now
+
+    def search(self, depth: int, alpha: int, beta: int, moves: list[Any], k: int) -> Line:
+        self.now += 0.050
+        return Line(-50 * depth, (moves[0],))
+
+
+def test_a_falling_score_buys_more_iterations() -> None:
+    depths = {}
+    for falling_eval in (False, True):
+        script = Falling(board())
+        driver = Driver(
+            script.game,
+            Limits(wtime=10_000, btime=10_000),  # soft about 330 ms, hard about 1.6 s
+            max_depth=64,
+            clock=script.clock,
+            falling_eval=falling_eval,
+            move_overhead_ms=0,
+        )
+        depths[falling_eval] = driver.run(list(script.game.legal_moves()), script.root()).depth
+    # A stable search stops at 0.6 of the soft budget (4 iterations of 50 ms); a score that
+    # fell 100 cp doubles that (twice as many iterations), still well within the hard limit.
+    assert depths == {False: 4, True: 8}

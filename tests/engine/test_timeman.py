@@ -202,3 +202,19 @@ def test_a_single_reply_needs_one_iteration() -> None:
     d.iteration_completed()
     assert d.hard_reached(clock.now)
     assert d.soft_reached()
+
+
+def test_a_falling_score_stretches_the_soft_limit_within_the_hard_one() -> None:
+    d, clock, _ = deadline(TimeBudget(100, 500))
+    clock.at(61)
+    assert d.soft_reached(0.0, falling=0)
+    assert d.soft_reached(0.0, falling=-300)  # a rising score changes nothing
+    assert not d.soft_reached(0.0, falling=50)  # 0.6 * 1.5 of the budget
+    clock.at(91)
+    assert d.soft_reached(0.0, falling=50)
+    assert not d.soft_reached(0.0, falling=500)  # at most doubled: 0.6 * 2
+    clock.at(121)
+    assert d.soft_reached(0.0, falling=500)
+    assert not d.soft_reached(5.0, falling=500)  # never past twice the budget
+    clock.at(201)
+    assert d.soft_reached(5.0, falling=500)
