@@ -21,11 +21,18 @@ Why these choices:
   that without hand-set rates, and the step decays linearly to a hundredth so the last
   iterations settle instead of oscillating.  Full batch, fixed order, no random numbers:
   the same data and options give the same weights.
+* **numpy for the sums.**  The samples are compiled once into three flat arrays (sample,
+  weight, value) of their non-zero features; a score vector and a gradient are then two
+  ``bincount`` calls.  A full-batch iteration over 100,000 chess positions (about a hundred
+  non-zeros each) takes milliseconds instead of the seconds of a Python loop, which is what
+  makes fitting hundreds of thousands of positions a matter of minutes.  ``bincount`` adds in
+  index order, so the results stay deterministic.
 * **Integers at the end.**  The search's fast evaluation is exact only for integer weights
   (see ``games/chess_game/evaluation.py``), so the result is rounded, and the error reported
   "after" is the error of the rounded weights — the ones that will actually play.
 
-Pure functions: nothing here reads files or knows about chess.
+Pure functions: nothing here reads files or knows about chess.  Only this module imports
+numpy: the engine that plays never loads it.
 """
 
 from __future__ import annotations
@@ -33,6 +40,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
 
 __all__ = [
     "SCALE",
@@ -53,7 +63,23 @@ Sample = tuple[Mapping[str, float], float]
 Progress = Callable[[int, float], None]
 """Called as ``progress(iteration, error)`` every ``report_every`` iterations."""
 
-_Compiled = tuple[tuple[tuple[int, float], ...], float]
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    """The samples' non-zero features as flat arrays: ``values[j]`` of weight ``columns[j]``
+    in sample ``rows[j]``; ``targets[r]`` is sample r's target."""
+
+    rows: NDArray[np.intp]
+    columns: NDArray[np.intp]
+    values: NDArray[np.float64]
+    targets: NDArray[np.float64]
+
+    def scores(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Σ wᵢ·fᵢ of every sample."""
+        # bincount with weights sums floats (its stubs say ints): ``astype`` copies nothing.
+        return np.bincount(
+            self.rows, weights=self.values * w[self.columns], minlength=len(self.targets)
+        ).astype(np.float64, copy=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,12 +156,12 @@ def fit_k(
                 score += w * value
         scores.append((score / SCALE, target))
 
+    values = np.array([score for score, _ in scores])
+    targets = np.array([target for _, target in scores])
+
     def error(k: float) -> float:
-        total = 0.0
-        for s, target in scores:
-            diff = sigmoid(k * s) - target
-            total += diff * diff
-        return total
+        diff = _probabilities(k * values) - targets
+        return float(np.dot(diff, diff))
 
     ratio = (math.sqrt(5.0) - 1.0) / 2.0
     a, b = low, high
@@ -154,22 +180,33 @@ def fit_k(
     return (a + b) / 2.0
 
 
-def _compile(samples: Sequence[Sample], index: Mapping[str, int]) -> list[_Compiled]:
-    return [
-        (tuple((index[name], value) for name, value in features.items() if value), target)
-        for features, target in samples
-    ]
+def _compile(samples: Sequence[Sample], index: Mapping[str, int]) -> _Compiled:
+    rows: list[int] = []
+    columns: list[int] = []
+    values: list[float] = []
+    for row, (features, _) in enumerate(samples):
+        for name, value in features.items():
+            if value:
+                rows.append(row)
+                columns.append(index[name])
+                values.append(value)
+    return _Compiled(
+        np.array(rows, dtype=np.intp),
+        np.array(columns, dtype=np.intp),
+        np.array(values, dtype=np.float64),
+        np.array([target for _, target in samples], dtype=np.float64),
+    )
 
 
-def _error_of(compiled: Sequence[_Compiled], w: Sequence[float], scale: float) -> float:
-    total = 0.0
-    for pairs, target in compiled:
-        score = 0.0
-        for i, value in pairs:
-            score += w[i] * value
-        diff = sigmoid(scale * score) - target
-        total += diff * diff
-    return total / len(compiled)
+def _probabilities(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The logistic of every element, without overflow for large magnitudes."""
+    result: NDArray[np.float64] = np.exp(-np.logaddexp(0.0, -x))
+    return result
+
+
+def _error_of(compiled: _Compiled, w: NDArray[np.float64], scale: float) -> float:
+    diff = _probabilities(scale * compiled.scores(w)) - compiled.targets
+    return float(np.dot(diff, diff)) / len(compiled.targets)
 
 
 def _check_options(iterations: int, learning_rate: float, regularization: float) -> None:
@@ -196,25 +233,19 @@ def _weight_index(
     return names, index
 
 
-def _accumulate_gradient(
-    compiled: Sequence[_Compiled], w: Sequence[float], scale: float, grad: list[float]
-) -> float:
-    """Add every sample's gradient to ``grad`` (without the constant factor, see below) and
-    return the sum of the squared errors."""
-    total = 0.0
-    for pairs, target in compiled:
-        score = 0.0
-        for i, value in pairs:
-            score += w[i] * value
-        p = sigmoid(scale * score)
-        diff = p - target
-        total += diff * diff
-        # d(diff²)/dwᵢ = 2·diff·p·(1-p)·scale·fᵢ; the constant 2·scale/n is the caller's.
-        g = diff * p * (1.0 - p)
-        if g:
-            for i, value in pairs:
-                grad[i] += g * value
-    return total
+def _gradient(
+    compiled: _Compiled, w: NDArray[np.float64], scale: float
+) -> tuple[NDArray[np.float64], float]:
+    """Σ over samples of diff·p·(1-p)·fᵢ for every weight i, and the sum of squared errors.
+
+    d(diff²)/dwᵢ = 2·diff·p·(1-p)·scale·fᵢ; the constant 2·scale/n is the caller's."""
+    p = _probabilities(scale * compiled.scores(w))
+    diff = p - compiled.targets
+    g = diff * p * (1.0 - p)
+    grad = np.bincount(
+        compiled.columns, weights=g[compiled.rows] * compiled.values, minlength=len(w)
+    ).astype(np.float64, copy=False)
+    return grad, float(np.dot(diff, diff))
 
 
 def tune(
@@ -251,37 +282,32 @@ def tune(
     if k <= 0.0:
         raise ValueError("K must be positive")
     compiled = _compile(samples, index)
-    seen = sorted({i for pairs, _ in compiled for i, _ in pairs})
-    free = [i for i in seen if names[i] not in frozen]
+    seen = np.unique(compiled.columns)
+    free_mask = np.zeros(len(names), dtype=bool)
+    free_mask[[i for i in seen.tolist() if names[i] not in frozen]] = True
     scale = k / SCALE
-    n = len(compiled)
-    error_before = _error_of(compiled, start, scale)
+    n = len(samples)
+    start_w = np.array(start, dtype=np.float64)
+    error_before = _error_of(compiled, start_w, scale)
 
-    w = list(start)
-    m = [0.0] * len(names)
-    v = [0.0] * len(names)
+    w = start_w.copy()
+    m = np.zeros(len(names))
+    v = np.zeros(len(names))
     beta1, beta2, eps = 0.9, 0.999, 1e-12
-    grad = [0.0] * len(names)
     for t in range(1, iterations + 1):
-        for i in free:
-            grad[i] = 0.0
-        total = _accumulate_gradient(compiled, w, scale, grad)
+        grad, total = _gradient(compiled, w, scale)
         if progress is not None and (t == 1 or t % report_every == 0):
             progress(t - 1, total / n)
-        factor = 2.0 * scale / n
         rate = learning_rate * (1.0 - 0.99 * (t - 1) / max(iterations - 1, 1))
-        correction1 = 1.0 - beta1**t
-        correction2 = 1.0 - beta2**t
-        for i in free:
-            gi = grad[i] * factor + 2.0 * regularization * (w[i] - start[i])
-            mi = beta1 * m[i] + (1.0 - beta1) * gi
-            vi = beta2 * v[i] + (1.0 - beta2) * gi * gi
-            m[i] = mi
-            v[i] = vi
-            w[i] -= rate * (mi / correction1) / (math.sqrt(vi / correction2) + eps)
+        g = grad * (2.0 * scale / n) + 2.0 * regularization * (w - start_w)
+        m = np.where(free_mask, beta1 * m + (1.0 - beta1) * g, m)
+        v = np.where(free_mask, beta2 * v + (1.0 - beta2) * g * g, v)
+        step = rate * (m / (1.0 - beta1**t)) / (np.sqrt(v / (1.0 - beta2**t)) + eps)
+        w = np.where(free_mask, w - step, w)
 
-    rounded = [round(x) for x in w]
+    rounded = [round(x) for x in w.tolist()]
     # Every weight is rounded, tuned or not: the fast evaluation needs integers throughout.
     result = {name: rounded[i] for i, name in enumerate(names)}
-    error_after = _error_of(compiled, [float(x) for x in rounded], scale)
-    return TuneResult(result, k, error_before, error_after, iterations, n, len(free))
+    error_after = _error_of(compiled, np.array(rounded, dtype=np.float64), scale)
+    tuned = int(np.count_nonzero(free_mask))
+    return TuneResult(result, k, error_before, error_after, iterations, n, tuned)

@@ -4,6 +4,8 @@ lowers the error, is deterministic, and respects frozen and unseen weights."""
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -135,3 +137,12 @@ def test_regularization_pulls_weights_toward_the_start() -> None:
     assert free.error_after < mild.error_after < held.error_after
     with pytest.raises(ValueError, match="regularization"):
         tune(samples, start, regularization=-1.0)
+
+
+def test_the_playing_engine_never_imports_numpy() -> None:
+    """numpy is for the tuner only: a UCI engine (and a server) starts without it."""
+    code = (
+        "import sys, brudno.commands.uci, brudno.commands.serve, protocol.uci.session; "
+        "sys.exit('numpy' in sys.modules)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
