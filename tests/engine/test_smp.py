@@ -20,7 +20,7 @@ from engine.info import SearchInfo
 from engine.limits import Limits
 from engine.score import Mate, Reported
 from engine.search import Searcher
-from engine.smp.helper import SKIP_PHASE, SKIP_SIZE, helper_limits, skips
+from engine.smp.helper import HELPER_NICENESS, SKIP_PHASE, SKIP_SIZE, helper_limits, skips
 from engine.smp.searcher import ParallelSearcher
 from games.registry import GAMES
 
@@ -58,6 +58,13 @@ def test_helpers_start_once_and_are_kept_across_searches(searcher: ParallelSearc
         result = searcher.search(GAMES["chess"].new(MIDDLEGAME), Limits(depth=4))
         assert result.best is not None
     assert searcher.helper_pids == pids
+
+
+def test_helpers_yield_the_cpu_to_the_main_search(searcher: ParallelSearcher) -> None:
+    """With more processes than cores the main search (clock, move) must keep its pace."""
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    for pid in searcher.helper_pids:
+        assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, mine + HELPER_NICENESS)
 
 
 @pytest.mark.parametrize(
