@@ -126,7 +126,9 @@ def _run_data(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     parts = ["brudno", "tune", "data", "--out", str(args.out)]
     parts += ["--positions", str(args.positions), "--depth", str(args.depth)]
-    parts += ["--plies", str(args.plies), "--seed", str(args.seed)]
+    if not args.played:  # played games are taken as played: no random plies
+        parts += ["--plies", str(args.plies)]
+    parts += ["--seed", str(args.seed)]
     for path in args.games or ():
         parts += ["--games", str(path)]
     if args.data_dir is not None:

@@ -337,6 +337,7 @@ def test_played_positions_labelled_by_results_alone(brudno: list[str], tmp_path:
         expected[board.epd()] = white_score if board.turn == chess.WHITE else 1 - white_score
     assert labels == expected
     assert "--result-weight 1" in text and "game's result" in text
+    assert "--plies" not in text  # no random plies are added to played games
 
 
 def test_played_positions_blend_stockfish_and_result(brudno: list[str], tmp_path: Path) -> None:
