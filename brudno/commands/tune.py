@@ -7,6 +7,7 @@ Usage (scripts depend on this interface)::
                      [--played GAMES.pgn ... [--result-weight W]]
     brudno tune fit DATA.epd [--out WEIGHTS.json] [--weights START.json]
                     [--iterations N] [--learning-rate R] [--k K] [--l2 LAMBDA] [--holdout N]
+                    [--freeze PREFIX ...]
 
 ``data`` writes a labelled data set (:mod:`brudno.arena.tuning_data` says how the positions
 are sampled and labelled: quiet positions from the shared openings, or with ``--played`` from
@@ -120,6 +121,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="keep every Nth position out of the fit and report the error on them (0: none)",
     )
+    fit.add_argument(
+        "--freeze",
+        action="append",
+        default=[],
+        metavar="PREFIX",
+        help="keep the weights whose names start with PREFIX (repeatable; e.g. psqt. to fit "
+        "only the scalar terms, which few positions can fit without overfitting)",
+    )
 
 
 def _run_data(args: argparse.Namespace) -> int:
@@ -191,6 +200,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         learning_rate=args.learning_rate,
         k=args.k,
         regularization=args.l2,
+        frozen={name for name in start.weights if name.startswith(tuple(args.freeze))},
         progress=progress,
     )
     _write_weights(args.out, result.weights)

@@ -190,6 +190,26 @@ def test_fit_reports_a_holdout_and_accepts_regularization(
     assert "holdout 2 error before" in done.stdout
 
 
+def test_fit_keeps_frozen_weight_groups(brudno: list[str], tmp_path: Path) -> None:
+    data = tmp_path / "tiny.epd"
+    data.write_text(TINY, encoding="utf-8")
+    out = tmp_path / "w.json"
+    freeze = ["--freeze", "psqt.", "--freeze", "material.eg."]
+    done = subprocess.run(
+        [*brudno, "tune", "fit", str(data), "--out", str(out), "--iterations", "50", *freeze],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    start = json.loads(DEFAULT_WEIGHTS_PATH.read_text(encoding="utf-8"))
+    fitted = json.loads(out.read_text(encoding="utf-8"))
+    frozen = [name for name in start if name.startswith(("psqt.", "material.eg."))]
+    assert frozen and all(fitted[name] == start[name] for name in frozen)
+    assert any(fitted[name] != start[name] for name in start if name not in frozen)
+
+
 # -- where the shared data is found (tune data without --games) ---------------------------
 
 
