@@ -117,18 +117,8 @@ def _check(samples: Sequence[Sample]) -> None:
 
 def mean_squared_error(samples: Sequence[Sample], weights: Mapping[str, float], k: float) -> float:
     """Texel's error of ``weights`` on ``samples`` (features absent from ``weights`` weigh 0)."""
-    _check(samples)
-    scale = k / SCALE
-    total = 0.0
-    for features, target in samples:
-        score = 0.0
-        for name, value in features.items():
-            w = weights.get(name)
-            if w is not None:
-                score += w * value
-        diff = sigmoid(scale * score) - target
-        total += diff * diff
-    return total / len(samples)
+    compiled, w = _compile_with(samples, weights)
+    return _error_of(compiled, w, k / SCALE)
 
 
 def fit_k(
@@ -144,20 +134,17 @@ def fit_k(
     The error is unimodal in K for fixed scores (one logistic slope fits best), so a
     bracketing search is enough, and it is deterministic.  The scores are computed once.
     """
-    _check(samples)
     if not 0.0 < low < high:
         raise ValueError("need 0 < low < high")
-    scores: list[tuple[float, float]] = []
-    for features, target in samples:
-        score = 0.0
-        for name, value in features.items():
-            w = weights.get(name)
-            if w is not None:
-                score += w * value
-        scores.append((score / SCALE, target))
+    compiled, w = _compile_with(samples, weights)
+    return _fit_k(compiled, w, low, high, tolerance)
 
-    values = np.array([score for score, _ in scores])
-    targets = np.array([target for _, target in scores])
+
+def _fit_k(
+    compiled: _Compiled, w: NDArray[np.float64], low: float, high: float, tolerance: float
+) -> float:
+    values = compiled.scores(w) / SCALE
+    targets = compiled.targets
 
     def error(k: float) -> float:
         diff = _probabilities(k * values) - targets
@@ -196,6 +183,16 @@ def _compile(samples: Sequence[Sample], index: Mapping[str, int]) -> _Compiled:
         np.array(values, dtype=np.float64),
         np.array([target for _, target in samples], dtype=np.float64),
     )
+
+
+def _compile_with(
+    samples: Sequence[Sample], weights: Mapping[str, float]
+) -> tuple[_Compiled, NDArray[np.float64]]:
+    """The samples compiled, and ``weights`` as the vector they index (0 where absent)."""
+    _check(samples)
+    names, index = _weight_index(samples, weights)
+    w = np.array([float(weights.get(name, 0.0)) for name in names], dtype=np.float64)
+    return _compile(samples, index), w
 
 
 def _probabilities(x: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -277,17 +274,17 @@ def tune(
     _check_options(iterations, learning_rate, regularization)
     names, index = _weight_index(samples, weights)
     start = [float(weights.get(name, 0.0)) for name in names]
+    compiled = _compile(samples, index)
+    start_w = np.array(start, dtype=np.float64)
     if k is None:
-        k = fit_k(samples, weights) if any(start) else 1.0
+        k = _fit_k(compiled, start_w, 0.05, 10.0, 1e-4) if any(start) else 1.0
     if k <= 0.0:
         raise ValueError("K must be positive")
-    compiled = _compile(samples, index)
     seen = np.unique(compiled.columns)
     free_mask = np.zeros(len(names), dtype=bool)
     free_mask[[i for i in seen.tolist() if names[i] not in frozen]] = True
     scale = k / SCALE
     n = len(samples)
-    start_w = np.array(start, dtype=np.float64)
     error_before = _error_of(compiled, start_w, scale)
 
     w = start_w.copy()
