@@ -1,6 +1,6 @@
 """What a search heuristic does to the tree, in numbers that do not depend on the machine.
 
-    python bench/search_nodes.py pvs pvs-nullmove pvs-countermove [--depth 7] [--wac 100]
+    python bench/search_nodes.py pvs pvs-no-nullmove pvs-countermove [--depth 7] [--wac 100]
 
 For each ``Algorithm`` name (``pvs``, or one of :data:`engine.search.ABLATIONS`): the nodes a
 fresh searcher needs to reach ``--depth`` on the ``brudno bench`` positions (fewer nodes to
@@ -8,7 +8,7 @@ the same depth is what a pruning or ordering change buys), and how many of the f
 ``--wac`` Win At Chess positions it solves within ``--nodes`` nodes each (what the pruning
 may cost: tactics it no longer sees).  One line per name::
 
-    pvs-nullmove bench-depth-7 99924 wac 84/100 at 20000 nodes
+    pvs-no-nullmove bench-depth-7 156776 wac 84/100 at 20000 nodes
 
 Node counts are deterministic, so this can run on a loaded machine (say ``nice -n 19``
 beside a match) and still mean something.  It is a screen, not a verdict: a change is kept

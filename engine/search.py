@@ -158,7 +158,7 @@ def _no_pieces() -> int:
 
 @dataclass(frozen=True, slots=True)
 class SearchConfig:
-    """Switches for the heuristics, all on by default except null move.
+    """Switches for the heuristics: the adopted ones on by default, the candidates off.
 
     Tests turn the value-changing ones off to compare the search with plain minimax; move
     ordering (TT move, killers, history) and aspiration windows never change the value.
@@ -166,9 +166,9 @@ class SearchConfig:
     in play by hiding quiet moves after a sacrifice, exactly where short mates hide.
     """
 
-    null_move: bool = False
-    """Off by default: ablation matches found no gain (2+0.02, 100 games: -3.5 +/- 64 Elo for
-    having it; 10+0.1, 80 games: -30.5 +/- 65).  ``Algorithm pvs-nullmove`` turns it on."""
+    null_move: bool = True
+    """Adaptive null move, R = 3 + depth/3 + up to 2 more as the evaluation exceeds beta
+    (SPRT in docs/strength.md; the fixed R = 2/3 before it measured no gain and was off)."""
     lmr: bool = True
     futility: bool = True
     quiescence: bool = True
@@ -191,7 +191,7 @@ class SearchConfig:
 
 
 ABLATIONS: Final[dict[str, SearchConfig]] = {
-    "pvs-nullmove": SearchConfig(null_move=True),
+    "pvs-no-nullmove": SearchConfig(null_move=False),
     "pvs-no-lmr": SearchConfig(lmr=False),
     "pvs-no-futility": SearchConfig(futility=False),
     "pvs-no-see": SearchConfig(exchange_pruning=False),
@@ -203,7 +203,8 @@ ABLATIONS: Final[dict[str, SearchConfig]] = {
 """The production search with one heuristic switched from its default, by ``Algorithm``
 name: a match of ``pvs`` against one of these measures what that heuristic is worth
 (``futility`` covers reverse futility, futility and late-move pruning; ``see`` the
-exchange-based capture pruning; null move is the one heuristic off by default)."""
+exchange-based capture pruning; the candidates not yet adopted are off by default and named
+without ``no-``)."""
 
 
 class Searcher:

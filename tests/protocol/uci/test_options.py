@@ -56,7 +56,7 @@ def test_default_specs_declare_the_documented_options() -> None:
             "pvs",
             (
                 "pvs",
-                "pvs-nullmove",
+                "pvs-no-nullmove",
                 "pvs-no-lmr",
                 "pvs-no-futility",
                 "pvs-no-see",
