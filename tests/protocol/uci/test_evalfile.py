@@ -26,6 +26,8 @@ from protocol.uci.runner import ThreadRunner
 from protocol.uci.session import EngineSession
 
 SHIPPED = default_evaluator().weights
+N = len(SHIPPED)
+"""How many weights the shipped table has (a full EvalFile loads all of them)."""
 
 EXTRA_KNIGHT = "4k3/pppp4/8/8/8/8/PPPP4/1N2K3 w - - 0 1"
 """
@@ -109,8 +111,8 @@ def test_a_full_table_loads_as_is(tmp_path: Path) -> None:
     loaded = load_weights(path, SHIPPED, game="chess")
     assert loaded.evaluator.weights["material.mg.N"] == SHIPPED["material.mg.N"] + 500
     assert loaded.evaluator.weights["tempo"] == SHIPPED["tempo"]
-    assert (loaded.from_file, loaded.kept, loaded.rounded) == (786, (), 0)
-    assert loaded.summary(str(path)) == f"EvalFile: 786 weights from {path}"
+    assert (loaded.from_file, loaded.kept, loaded.rounded) == (N, (), 0)
+    assert loaded.summary(str(path)) == f"EvalFile: {N} weights from {path}"
 
 
 def test_missing_features_keep_the_shipped_weight_and_fractions_are_rounded(
@@ -243,7 +245,7 @@ async def test_a_table_rebuilds_the_position_and_empties_the_hash(tmp_path: Path
     assert shipped[0] == "shipped"
     path = heavy_knight_file(tmp_path)
     await session.handle(f"setoption name EvalFile value {path}")
-    assert sink.take() == [f"info string EvalFile: 786 weights from {path}"]
+    assert sink.take() == [f"info string EvalFile: {N} weights from {path}"]
     assert session.options["EvalFile"] == str(path)
     assert runner.clears == 1
     assert session.position.fen() == "3k4/pppp4/8/8/8/2N5/PPPP4/4K3 w - - 2 2"
@@ -252,7 +254,7 @@ async def test_a_table_rebuilds_the_position_and_empties_the_hash(tmp_path: Path
     # The same file again is reread and confirmed; the same weights keep the hash, and new
     # positions keep sharing one evaluator (and so its precomputed tables and caches).
     await session.handle(f"setoption name EvalFile value {path}")
-    assert sink.take() == [f"info string EvalFile: 786 weights from {path}"]
+    assert sink.take() == [f"info string EvalFile: {N} weights from {path}"]
     assert runner.clears == 1
     await session.handle("position startpos")
     assert session.position.evaluator is loaded
@@ -401,7 +403,7 @@ async def test_a_weights_directory_serves_its_files_and_nothing_else(
     shipped = await evaluation(session, sink)
     for value in ("sub/n.json", "alias.json", "heavy.json"):
         await session.handle(f"setoption name EvalFile value {value}")
-        assert sink.take() == [f"info string EvalFile: 786 weights from {value}"]
+        assert sink.take() == [f"info string EvalFile: {N} weights from {value}"]
         assert session.options["EvalFile"] == value
     assert await evaluation(session, sink) == ("heavy.json", shipped[1] + 500)
     refused = [

@@ -38,6 +38,8 @@ from tests.support.tcp_helpers import TcpClient, running_server
 from tests.support.uci_process import UciProcess
 
 FEN = "4k3/8/1n3b2/8/3Q4/8/8/4K3 w - - 0 1"
+N = len(default_evaluator().weights)
+"""How many weights the shipped table has (a full EvalFile loads all of them)."""
 KNIGHTS_900 = {"material.mg.N": 900, "material.eg.N": 900}
 
 
@@ -88,7 +90,7 @@ async def test_bad_files_get_one_error_line_and_the_old_table_stays(
     uci: UciProcess, knights_900: Path, tmp_path: Path
 ) -> None:
     assert await uci.exchange(f"setoption name EvalFile value {knights_900}") == [
-        f"info string EvalFile: 786 weights from {knights_900}"
+        f"info string EvalFile: {N} weights from {knights_900}"
     ]
     bad = {
         "missing.json": None,
@@ -150,7 +152,7 @@ async def test_a_tcp_session_searches_with_the_table_in_its_worker_process(
         await client.send(f"position fen {FEN}", "go depth 1")
         got["shipped"] = await _depth_1(client)
         assert await client.exchange(f"setoption name EvalFile value {knights_900.name}") == [
-            f"info string EvalFile: 786 weights from {knights_900.name}"
+            f"info string EvalFile: {N} weights from {knights_900.name}"
         ]
         await client.send("go depth 1")  # the position was rebuilt with the new table
         got["heavy"] = await _depth_1(client)
@@ -189,7 +191,7 @@ async def test_a_tcp_server_reads_weights_only_from_its_eval_file_dir(
     async with running_server(eval_file_dir=tmp_path) as server:
         client = await TcpClient.open(server.port)
         assert await client.exchange(by_name, by_path) == [
-            "info string EvalFile: 786 weights from knights 900.json",
+            f"info string EvalFile: {N} weights from knights 900.json",
             f"info string error: EvalFile: {knights_900} is not a file in the server's "
             f"weights directory ({by_path})",
         ]

@@ -1,0 +1,88 @@
+"""Nodes per second of ``brudno bench`` now against an earlier commit, in one run.
+
+    python bench/compare_nps.py [--ref COMMIT] [--rounds N]
+
+Checks the reference commit out into a temporary git worktree, then runs ``brudno bench``
+from the reference tree and from this checkout alternately, ``--rounds`` times each (both
+searches see the same machine load, interleaved), and prints every run and the median nodes
+per second of each side.  The default reference is the commit before issue 16's search and
+evaluation work began.  The node counts differ whenever the search or the evaluation changed
+(the tree is another one); nodes per second is what the comparison is about.  Run it on a
+quiet machine: load shifts both sides, but not always by the same amount.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+DEFAULT_REF = "5ae0ffb"
+"""The last commit before issue 16 changed the search or the evaluation."""
+
+_NPS = re.compile(r"Nodes/second: (\d+)")
+_NODES = re.compile(r"Nodes searched: (\d+)")
+
+
+def _bench(tree: Path) -> tuple[int, int]:
+    """(nodes, nodes per second) of one ``brudno bench`` run from the source tree ``tree``."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    out = subprocess.run(
+        [sys.executable, "-m", "brudno", "bench"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    nodes, nps = _NODES.search(out), _NPS.search(out)
+    if nodes is None or nps is None:
+        raise SystemExit(f"no bench summary from {tree}:\n{out}")
+    return int(nodes.group(1)), int(nps.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ref", default=DEFAULT_REF, help="the commit to compare with")
+    parser.add_argument("--rounds", type=int, default=5, help="bench runs per side")
+    args = parser.parse_args()
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    with tempfile.TemporaryDirectory() as tmp:
+        ref_tree = Path(tmp) / "ref"
+        subprocess.run(
+            ["git", "worktree", "add", "-q", "--detach", str(ref_tree), args.ref],
+            cwd=HERE,
+            check=True,
+        )
+        try:
+            runs: dict[str, list[int]] = {args.ref: [], head: []}
+            for round_ in range(1, args.rounds + 1):
+                for name, tree in ((args.ref, ref_tree), (head, HERE)):
+                    nodes, nps = _bench(tree)
+                    runs[name].append(nps)
+                    print(f"round {round_} {name}: nodes {nodes} nps {nps}", flush=True)
+        finally:
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(ref_tree)], cwd=HERE, check=True
+            )
+    ref_median, head_median = statistics.median(runs[args.ref]), statistics.median(runs[head])
+    print(
+        f"median nps: {args.ref} {ref_median:.0f}, {head} {head_median:.0f} "
+        f"({head_median / ref_median:.3f}x)"
+    )
+
+
+if __name__ == "__main__":
+    main()
