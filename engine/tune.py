@@ -60,6 +60,9 @@ SCALE = 400.0
 Sample = tuple[Mapping[str, float], float]
 """(features from the side to move's view, target in [0, 1] from the side to move's view)."""
 
+_K_LOW, _K_HIGH, _K_TOLERANCE = 0.05, 10.0, 1e-4
+"""The bracket and precision of :func:`fit_k`'s search for K."""
+
 Progress = Callable[[int, float], None]
 """Called as ``progress(iteration, error)`` every ``report_every`` iterations."""
 
@@ -117,7 +120,7 @@ def _check(samples: Sequence[Sample]) -> None:
 
 def mean_squared_error(samples: Sequence[Sample], weights: Mapping[str, float], k: float) -> float:
     """Texel's error of ``weights`` on ``samples`` (features absent from ``weights`` weigh 0)."""
-    compiled, w = _compile_with(samples, weights)
+    _, compiled, w = _compile_with(samples, weights)
     return _error_of(compiled, w, k / SCALE)
 
 
@@ -125,9 +128,9 @@ def fit_k(
     samples: Sequence[Sample],
     weights: Mapping[str, float],
     *,
-    low: float = 0.05,
-    high: float = 10.0,
-    tolerance: float = 1e-4,
+    low: float = _K_LOW,
+    high: float = _K_HIGH,
+    tolerance: float = _K_TOLERANCE,
 ) -> float:
     """The K in [low, high] that minimises the error of ``weights`` (golden-section search).
 
@@ -136,7 +139,7 @@ def fit_k(
     """
     if not 0.0 < low < high:
         raise ValueError("need 0 < low < high")
-    compiled, w = _compile_with(samples, weights)
+    _, compiled, w = _compile_with(samples, weights)
     return _fit_k(compiled, w, low, high, tolerance)
 
 
@@ -187,12 +190,13 @@ def _compile(samples: Sequence[Sample], index: Mapping[str, int]) -> _Compiled:
 
 def _compile_with(
     samples: Sequence[Sample], weights: Mapping[str, float]
-) -> tuple[_Compiled, NDArray[np.float64]]:
-    """The samples compiled, and ``weights`` as the vector they index (0 where absent)."""
+) -> tuple[list[str], _Compiled, NDArray[np.float64]]:
+    """Every weight's name by index (see :func:`_weight_index`), the samples compiled, and
+    ``weights`` as the vector they index (0 where absent)."""
     _check(samples)
     names, index = _weight_index(samples, weights)
     w = np.array([float(weights.get(name, 0.0)) for name in names], dtype=np.float64)
-    return _compile(samples, index), w
+    return names, _compile(samples, index), w
 
 
 def _probabilities(x: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -270,14 +274,10 @@ def tune(
     features the data never shows keep their value too; features the data shows but the table
     lacks start at 0 and are added.
     """
-    _check(samples)
     _check_options(iterations, learning_rate, regularization)
-    names, index = _weight_index(samples, weights)
-    start = [float(weights.get(name, 0.0)) for name in names]
-    compiled = _compile(samples, index)
-    start_w = np.array(start, dtype=np.float64)
+    names, compiled, start_w = _compile_with(samples, weights)
     if k is None:
-        k = _fit_k(compiled, start_w, 0.05, 10.0, 1e-4) if any(start) else 1.0
+        k = _fit_k(compiled, start_w, _K_LOW, _K_HIGH, _K_TOLERANCE) if start_w.any() else 1.0
     if k <= 0.0:
         raise ValueError("K must be positive")
     seen = np.unique(compiled.columns)

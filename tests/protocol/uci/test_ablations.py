@@ -77,7 +77,7 @@ def test_every_switch_has_an_ablation() -> None:
 @pytest.mark.parametrize("name", sorted(ABLATIONS))
 def test_an_ablation_runs_its_config_and_restores_the_searcher(name: str) -> None:
     searcher = Searcher(1)
-    # Depth 7: at 6, with null move on, this endgame's tree has no counter move to play.
+    # Depth 7: at 6, with null move on, the counter-move switch leaves this tree unchanged.
     got = _search(searcher, name, 7)
     assert searcher.config == SearchConfig()
     expected = _search(Searcher(1, config=ABLATIONS[name]), PRODUCTION, 7)
