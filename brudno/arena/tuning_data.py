@@ -48,7 +48,11 @@ __all__ = [
     "generate",
     "is_quiet",
     "label_to_target",
+    "opening_entries",
+    "opening_files",
+    "quiet_moves",
     "read_data",
+    "start_board",
 ]
 
 DATA_DIR_ENV = "BRUDNO_DATA_DIR"
@@ -122,7 +126,7 @@ def label_to_target(score: chess.engine.PovScore) -> float:
     return 1.0 / (1.0 + math.pow(10.0, -cp / 400.0))
 
 
-def _quiet_moves(board: chess.Board) -> list[chess.Move]:
+def quiet_moves(board: chess.Board) -> list[chess.Move]:
     return [
         move
         for move in board.legal_moves
@@ -168,7 +172,7 @@ def find_data_dir(
     )
 
 
-def _opening_files(games: Sequence[Path] | None, data_dir: Path | None) -> list[Path]:
+def opening_files(games: Sequence[Path] | None, data_dir: Path | None) -> list[Path]:
     if games:
         return list(games)
     openings = find_data_dir(data_dir) / OPENINGS_SUBDIR
@@ -178,7 +182,7 @@ def _opening_files(games: Sequence[Path] | None, data_dir: Path | None) -> list[
     return files
 
 
-def _entries(path: Path) -> list[int] | list[str]:
+def opening_entries(path: Path) -> list[int] | list[str]:
     """A PGN file's game offsets (found without parsing moves) or an EPD file's lines."""
     try:
         if path.suffix.lower() == ".pgn":
@@ -195,7 +199,7 @@ def _entries(path: Path) -> list[int] | list[str]:
     return [line.strip() for line in text.splitlines() if line.strip() and line[0] not in "#%"]
 
 
-def _start_board(path: Path, entry: int | str) -> chess.Board | None:
+def start_board(path: Path, entry: int | str) -> chess.Board | None:
     """The position at the end of an opening entry, or None for one that is unusable (bad,
     or a game already over): a data set skips it rather than stopping."""
     try:
@@ -228,19 +232,19 @@ def _candidates(files: Sequence[Path], positions: int, plies: int, seed: int) ->
     fens: list[str] = []
     seen: set[str] = set()
     for path in files:
-        entries = _entries(path)
+        entries = opening_entries(path)
         order = list(range(len(entries)))
         rng.shuffle(order)
         taken = 0
         for index in order:
             if taken == per_file:
                 break
-            board = _start_board(path, entries[index])
+            board = start_board(path, entries[index])
             if board is None:
                 continue
             taken += 1
             for _ in range(rng.randint(0, plies)):
-                moves = _quiet_moves(board)
+                moves = quiet_moves(board)
                 if not moves:
                     break
                 board.push(rng.choice(moves))
@@ -316,7 +320,7 @@ def generate(
     if played:
         candidates = _played_candidates(played, positions, seed)
     else:
-        candidates = _candidates(_opening_files(games, data_dir), positions, plies, seed)
+        candidates = _candidates(opening_files(games, data_dir), positions, plies, seed)
         result_weight = 0.0
     header = [
         "# Brudno Texel tuning data: FEN ; side-to-move win probability",

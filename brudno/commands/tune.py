@@ -2,26 +2,32 @@
 
 Usage (scripts depend on this interface)::
 
+    brudno tune games --out GAMES.pgn [--count N] [--nodes N] [--plies P] [--seed S]
+                      [--openings FILE ...] [--data-dir DIR] [--stockfish PATH]
     brudno tune data --out FILE.epd [--positions N] [--games FILE.pgn|FILE.epd ...]
                      [--data-dir DIR] [--depth D] [--plies P] [--seed S] [--stockfish PATH]
                      [--played GAMES.pgn ... [--result-weight W]]
     brudno tune fit DATA.epd [--out WEIGHTS.json] [--weights START.json]
                     [--iterations N] [--learning-rate R] [--k K] [--l2 LAMBDA] [--holdout N]
-                    [--freeze PREFIX ...]
+                    [--validate DATA.epd] [--freeze PREFIX ...]
 
-``data`` writes a labelled data set (:mod:`brudno.arena.tuning_data` says how the positions
-are sampled and labelled: quiet positions from the shared openings, or with ``--played`` from
-the games of PGN files such as ``brudno match --pgn`` writes; Stockfish at ``go depth D``,
-the side to move's win probability, blended with the game's result by ``--result-weight``).
+``games`` appends fast Stockfish self-play games at varied openings to a PGN file
+(:mod:`brudno.arena.tuning_games`): the independent games by the tens of thousands that
+``data --played`` needs.  ``data`` writes a labelled data set (:mod:`brudno.arena.tuning_data`
+says how the positions are sampled and labelled: quiet positions from the shared openings,
+or with ``--played`` from the games of PGN files such as ``brudno match --pgn`` or ``tune
+games`` write; Stockfish at ``go depth D``, the side to move's win probability, blended with
+the game's result by ``--result-weight``).
 
 ``fit`` reads such a file, computes each position's features with the chess adapter, fits K
 and then the weights (:mod:`engine.tune`), writes a flat weights JSON in the format of
 ``games/data/chess_weights.json`` (integers, the starting table's order) and prints the error
 before and after.  Hundreds of weights fitted to a few thousand positions also fit the
 sample's noise: ``--holdout N`` leaves every Nth position out of the fit and reports the
-error on those, and ``--l2`` pulls the weights toward the starting table.  It never
-overwrites the shipped weights unless told to: a change of strength needs a match
-(``brudno match``) before it is adopted.
+error on those, ``--validate`` reports it on another file (made from other games), and
+``--l2`` pulls the weights toward the starting table.  It never overwrites the shipped
+weights unless told to: a change of strength needs a match (``brudno match``) before it is
+adopted.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from brudno.arena.tuning_data import (
     generate,
     read_data,
 )
+from brudno.arena.tuning_games import GamesSummary, play_games
 from brudno.argtypes import fraction, non_negative_int, positive_int
 from engine.eval import LinearEvaluator
 from engine.tune import Sample, TuneResult, mean_squared_error, tune
@@ -57,8 +64,35 @@ def _write_weights(path: Path, weights: dict[str, int]) -> None:
 
 
 # -- command line ----------------------------------------------------------------------------
+def _add_data_dir(step: argparse.ArgumentParser) -> None:
+    step.add_argument(
+        "--data-dir",
+        type=Path,
+        metavar="DIR",
+        help=f"the shared data directory, holding {OPENINGS_SUBDIR} (default: ${DATA_DIR_ENV}, "
+        "else ../shared/data from the current directory, else beside the source checkout)",
+    )
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     steps = parser.add_subparsers(dest="step", metavar="STEP", required=True)
+    games = steps.add_parser("games", help="play Stockfish self-play games for 'data --played'")
+    games.add_argument("--out", type=Path, required=True, help="PGN file to append games to")
+    games.add_argument("--count", type=positive_int, default=1000, help="games to play")
+    games.add_argument("--nodes", type=positive_int, default=5000, help="Stockfish nodes a move")
+    games.add_argument(
+        "--plies", type=non_negative_int, default=4, help="most random quiet plies after an opening"
+    )
+    games.add_argument("--seed", type=int, default=1, help="seed of the starts")
+    games.add_argument(
+        "--openings",
+        type=Path,
+        action="append",
+        help="opening file (PGN or EPD), repeatable (default: the shared openings)",
+    )
+    _add_data_dir(games)
+    games.add_argument("--stockfish", default=DEFAULT_STOCKFISH, help="playing engine command")
+
     data = steps.add_parser("data", help="make a labelled data set (Stockfish evaluations)")
     data.add_argument("--out", type=Path, required=True, help="data file to write (FEN ; target)")
     data.add_argument("--positions", type=positive_int, default=2000, help="positions wanted")
@@ -68,13 +102,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="append",
         help="opening file (PGN or EPD), repeatable (default: the shared openings)",
     )
-    data.add_argument(
-        "--data-dir",
-        type=Path,
-        metavar="DIR",
-        help=f"the shared data directory, holding {OPENINGS_SUBDIR} (default: ${DATA_DIR_ENV}, "
-        "else ../shared/data from the current directory, else beside the source checkout)",
-    )
+    _add_data_dir(data)
     data.add_argument("--depth", type=positive_int, default=6, help="Stockfish depth per label")
     data.add_argument(
         "--plies", type=non_negative_int, default=8, help="most random quiet plies added"
@@ -122,6 +150,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="keep every Nth position out of the fit and report the error on them (0: none)",
     )
     fit.add_argument(
+        "--validate",
+        type=Path,
+        metavar="DATA",
+        help="report the error on this data file too: positions from other games than the "
+        "fitted ones (every Nth position of one file shares its games with the rest)",
+    )
+    fit.add_argument(
         "--freeze",
         action="append",
         default=[],
@@ -129,6 +164,41 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="keep the weights whose names start with PREFIX (repeatable; e.g. psqt. to fit "
         "only the scalar terms, which few positions can fit without overfitting)",
     )
+
+
+def _summary(summary: GamesSummary) -> str:
+    return (
+        f"games {summary.games} (+{summary.white_wins} ={summary.draws} -{summary.black_wins}"
+        f" for White), plies {summary.plies}"
+    )
+
+
+def _run_games(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    parts = ["brudno", "tune", "games", "--out", str(args.out), "--count", str(args.count)]
+    parts += ["--nodes", str(args.nodes), "--plies", str(args.plies), "--seed", str(args.seed)]
+    for path in args.openings or ():
+        parts += ["--openings", str(path)]
+
+    def progress(summary: GamesSummary) -> None:
+        if summary.games % 100 == 0:
+            print(_summary(summary), file=sys.stderr, flush=True)
+
+    summary = play_games(
+        args.out,
+        count=args.count,
+        nodes=args.nodes,
+        plies=args.plies,
+        seed=args.seed,
+        openings=args.openings,
+        data_dir=args.data_dir,
+        stockfish=args.stockfish,
+        command=shlex.join(parts),
+        progress=progress,
+    )
+    print(_summary(summary))
+    print(f"time {time.perf_counter() - started:.1f} s")
+    return 0
 
 
 def _run_data(args: argparse.Namespace) -> int:
@@ -210,13 +280,19 @@ def _run_fit(args: argparse.Namespace) -> int:
         before = mean_squared_error(held, start.weights, result.k)
         after = mean_squared_error(held, result.weights, result.k)
         print(f"holdout {len(held)} error before {before:.6f} after {after:.6f}")
+    if args.validate is not None:
+        others, _ = read_data(args.validate)
+        before = mean_squared_error(others, start.weights, result.k)
+        after = mean_squared_error(others, result.weights, result.k)
+        print(f"validation {len(others)} error before {before:.6f} after {after:.6f}")
     print(f"wrote {args.out} in {time.perf_counter() - started:.1f} s")
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        return _run_data(args) if args.step == "data" else _run_fit(args)
+        step = {"games": _run_games, "data": _run_data, "fit": _run_fit}[args.step]
+        return step(args)
     except (TuneDataError, ValueError) as exc:
         print(f"brudno tune: {exc}", file=sys.stderr)
         return 2

@@ -4,6 +4,7 @@ against the installed Stockfish (a missing Stockfish fails the test, as the issu
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import chess
 import chess.engine
+import chess.pgn
 import pytest
 
 from brudno.arena.tuning_data import (
@@ -188,6 +190,26 @@ def test_fit_reports_a_holdout_and_accepts_regularization(
     assert done.returncode == 0, done.stderr
     assert "samples 6 (skipped 0 not quiet)" in done.stdout  # 8 minus every 4th
     assert "holdout 2 error before" in done.stdout
+
+
+def test_fit_reports_the_error_on_a_validation_file(brudno: list[str], tmp_path: Path) -> None:
+    """``--validate`` scores the start and the fitted weights on another file: here the
+    fitted file itself, on which the fit must have lowered the error."""
+    data = tmp_path / "tiny.epd"
+    data.write_text(TINY, encoding="utf-8")
+    fit = [*brudno, "tune", "fit", str(data), "--out", str(tmp_path / "w.json")]
+    done = subprocess.run(
+        [*fit, "--iterations", "40", "--validate", str(data)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    line = next(line for line in done.stdout.splitlines() if line.startswith("validation "))
+    words = line.split()
+    assert words[:4] == ["validation", "8", "error", "before"]
+    assert float(words[6]) < float(words[4])
 
 
 def test_fit_keeps_frozen_weight_groups(brudno: list[str], tmp_path: Path) -> None:
@@ -373,3 +395,104 @@ def test_played_positions_blend_stockfish_and_result(brudno: list[str], tmp_path
     assert float(after_e4.split(" ; ")[1]) < 0.5 + 0.01
     code, text = _played_data(brudno, tmp_path, "--result-weight", "1.5")
     assert code == 2 and "must be from 0 to 1" in text
+
+
+# -- tune games: Stockfish self-play games for the data ---------------------------------------
+def _games(brudno: list[str], tmp_path: Path, starts: str, *extra: str) -> tuple[str, str]:
+    openings = tmp_path / "starts.epd"
+    openings.write_text(starts, encoding="utf-8")
+    out = tmp_path / "games.pgn"
+    done = subprocess.run(
+        [*brudno, "tune", "games", "--out", str(out), "--openings", str(openings), *extra],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return out.read_text(encoding="utf-8"), done.stdout
+
+
+def _read_games(text: str) -> list[chess.pgn.Game]:
+    handle = io.StringIO(text)
+    games = []
+    while (game := chess.pgn.read_game(handle)) is not None:
+        assert not game.errors
+        games.append(game)
+    return games
+
+
+def test_games_are_legal_finished_and_start_where_the_openings_do(
+    brudno: list[str], tmp_path: Path
+) -> None:
+    """Each game starts at an opening plus at most ``--plies`` quiet plies, its moves are legal,
+    and its result is what the rules or the adjudication said; a second run appends."""
+    starts = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\n"
+    args = ("--count", "3", "--nodes", "300", "--plies", "2", "--seed", "7")
+    text, stdout = _games(brudno, tmp_path, starts, *args)
+    games = _read_games(text)
+    assert len(games) == 3
+    wins = {"1-0": 0, "1/2-1/2": 0, "0-1": 0}
+    opening = chess.Board(starts.strip() + " 0 1")
+    for game in games:
+        start = game.board()
+        assert game.headers["SetUp"] == "1"
+        assert len(start.move_stack) == 0
+        # The start is the opening or reachable from it by two quiet plies.
+        reachable = {opening.board_fen()}
+        for first in opening.legal_moves:
+            opening.push(first)
+            reachable.add(opening.board_fen())
+            reachable.update(_after(opening, move) for move in opening.legal_moves)
+            opening.pop()
+        assert start.board_fen() in reachable
+        end = game.end().board()
+        result = game.headers["Result"]
+        wins[result] += 1
+        termination = game.headers["Termination"]
+        if termination.startswith("adjudicated"):
+            assert (result == "1/2-1/2") == (termination == "adjudicated draw")
+        else:
+            outcome = end.outcome(claim_draw=True)
+            assert outcome is not None and outcome.result() == result
+            assert outcome.termination.name.lower() == termination
+        assert "brudno tune games" in game.headers["Annotator"]
+    assert stdout.startswith(
+        f"games 3 (+{wins['1-0']} ={wins['1/2-1/2']} -{wins['0-1']} for White), plies "
+    )
+    text, _ = _games(brudno, tmp_path, starts, *args)
+    again = _read_games(text)
+    assert len(again) == 6
+    # The same seed gives the same starts, and Stockfish at a node budget the same games.
+    assert [str(g) for g in again[3:]] == [str(g) for g in games]
+
+
+def _after(board: chess.Board, move: chess.Move) -> str:
+    board.push(move)
+    fen = board.board_fen()
+    board.pop()
+    return fen
+
+
+def test_games_adjudicate_a_won_position(brudno: list[str], tmp_path: Path) -> None:
+    """Three queens against a bare king: White wins, by mate or once both sides agree."""
+    text, _ = _games(
+        brudno, tmp_path, "4k3/8/8/8/8/8/8/QQQ1K3 w - -\n", "--count", "1", "--plies", "0"
+    )
+    (game,) = _read_games(text)
+    assert game.headers["Result"] == "1-0"
+    assert game.headers["Termination"] in {"checkmate", "adjudicated win"}
+
+
+def test_games_refuse_openings_with_no_usable_start(brudno: list[str], tmp_path: Path) -> None:
+    openings = tmp_path / "over.epd"
+    openings.write_text("8/8/4k3/8/8/3K4/8/8 w - -\n", encoding="utf-8")  # bare kings
+    done = subprocess.run(
+        [*brudno, "tune", "games", "--out", str(tmp_path / "g.pgn"), "--openings", str(openings)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("brudno tune: no usable start in 1000 tries from ")

@@ -1,0 +1,198 @@
+"""Games for Texel tuning: many fast, independent Stockfish self-play games at varied openings.
+
+A linear evaluation fitted to positions from a few thousand games learns those games (positions
+of one game share its result and most of its features), so the data needs games by the tens of
+thousands; Brudno's own games cost seconds each, Stockfish at a few thousand nodes a move plays
+one in well under a second, and at that budget it still plays far better than the evaluation
+being fitted, so a game's result says something true about its positions.
+
+:func:`play_games` picks each game's start from the opening files (a seeded choice of file and
+entry, as :mod:`brudno.arena.tuning_data` reads them), adds 0..P seeded random quiet plies so
+that repeated openings still diverge, and lets one Stockfish play both sides at ``go nodes N``
+(one thread, a new game per game: Stockfish is deterministic at a node budget, so the variety
+comes from the starts).  A game ends by the rules (checkmate, stalemate, insufficient material,
+threefold repetition, fifty moves), or is adjudicated: won once the mover's score is at least
+:data:`RESIGN_CP` for :data:`RESIGN_PLIES` plies in a row (both sides agreeing), drawn at
+:data:`MAX_PLIES`.  Each game is appended to the PGN file as soon as it ends (with its start as
+``FEN``), so a run cut short still leaves every finished game usable by ``tune data --played``.
+"""
+
+from __future__ import annotations
+
+import random
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import chess
+import chess.engine
+import chess.pgn
+
+from brudno.arena.tuning_data import (
+    DEFAULT_STOCKFISH,
+    TuneDataError,
+    opening_entries,
+    opening_files,
+    quiet_moves,
+    start_board,
+)
+
+__all__ = [
+    "DRAW_AFTER",
+    "DRAW_CP",
+    "DRAW_PLIES",
+    "MAX_PLIES",
+    "RESIGN_CP",
+    "RESIGN_PLIES",
+    "GamesSummary",
+    "play_games",
+]
+
+RESIGN_CP = 1000
+"""A score (centipawns, the mover's view) that decides a game once both sides agree on it."""
+RESIGN_PLIES = 4
+"""How many plies in a row the score must stay decisive (two moves by each side)."""
+DRAW_CP = 10
+"""A score (centipawns) that calls a long game a draw once it stays within it..."""
+DRAW_PLIES = 8
+"""...for this many plies in a row (four moves by each side)..."""
+DRAW_AFTER = 80
+"""...after this many plies of play (fishtest adjudicates draws alike)."""
+UNUSABLE_STARTS = 1000
+"""Starts in a row that are unusable (bad, or already over) before the openings are refused."""
+MAX_PLIES = 400
+"""Plies played from the start before a game is called a draw."""
+
+
+@dataclass(frozen=True, slots=True)
+class GamesSummary:
+    """What a run wrote: games by White's result, and plies played (openings not counted)."""
+
+    white_wins: int
+    draws: int
+    black_wins: int
+    plies: int
+
+    @property
+    def games(self) -> int:
+        return self.white_wins + self.draws + self.black_wins
+
+
+def _mover_cp(info: chess.engine.InfoDict) -> int | None:
+    score = info.get("score")
+    if score is None:
+        return None
+    return score.relative.score(mate_score=100_000)
+
+
+def _play_one(
+    engine: chess.engine.SimpleEngine, board: chess.Board, nodes: int, number: int
+) -> tuple[str, str, int]:
+    """Play ``board`` out; return (result, termination, plies played)."""
+    decisive = 0  # plies in a row with a decisive score; its sign says for whom
+    level = 0  # plies in a row with a level score
+    for plies in range(MAX_PLIES):
+        outcome = board.outcome(claim_draw=True)
+        if outcome is not None:
+            return outcome.result(), outcome.termination.name.lower(), plies
+        result = engine.play(
+            board, chess.engine.Limit(nodes=nodes), info=chess.engine.INFO_SCORE, game=number
+        )
+        if result.move is None:
+            raise TuneDataError(f"Stockfish gave no move in {board.fen()}")
+        cp = _mover_cp(result.info)
+        white_cp = None if cp is None else (cp if board.turn == chess.WHITE else -cp)
+        board.push(result.move)
+        if white_cp is None or abs(white_cp) < RESIGN_CP:
+            decisive = 0
+        else:
+            sign = 1 if white_cp > 0 else -1
+            decisive = decisive + sign if decisive * sign > 0 else sign
+        if abs(decisive) >= RESIGN_PLIES:
+            return ("1-0" if decisive > 0 else "0-1"), "adjudicated win", plies + 1
+        level = level + 1 if white_cp is not None and abs(white_cp) <= DRAW_CP else 0
+        if level >= DRAW_PLIES and plies + 1 >= DRAW_AFTER:
+            return "1/2-1/2", "adjudicated draw", plies + 1
+    return "1/2-1/2", "adjudicated draw", MAX_PLIES
+
+
+def _start(
+    rng: random.Random, files: Sequence[Path], entries: Sequence[Sequence[int | str]], plies: int
+) -> chess.Board:
+    """A seeded start: an opening entry plus 0..``plies`` random quiet plies, not yet over."""
+    for _ in range(UNUSABLE_STARTS):
+        index = rng.randrange(len(files))
+        if not entries[index]:
+            continue
+        board = start_board(files[index], rng.choice(entries[index]))
+        if board is None:
+            continue
+        for _ in range(rng.randint(0, plies)):
+            moves = quiet_moves(board)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+        if not board.is_game_over(claim_draw=True):
+            return board
+    names = ", ".join(str(path) for path in files)
+    raise TuneDataError(f"no usable start in {UNUSABLE_STARTS} tries from {names}")
+
+
+def play_games(
+    out: Path,
+    *,
+    count: int,
+    nodes: int,
+    plies: int = 4,
+    seed: int = 1,
+    openings: Sequence[Path] | None = None,
+    data_dir: Path | None = None,
+    stockfish: str = DEFAULT_STOCKFISH,
+    command: str = "",
+    progress: Callable[[GamesSummary], None] | None = None,
+) -> GamesSummary:
+    """Append ``count`` Stockfish self-play games to the PGN file ``out``; say what was played.
+
+    ``openings`` are opening files (else the shared ones, found from ``data_dir``); each game
+    starts at a seeded entry of a seeded file plus 0..``plies`` random quiet plies.
+    """
+    rng = random.Random(seed)
+    files = opening_files(openings, data_dir)
+    entries = [opening_entries(path) for path in files]
+    try:
+        engine = chess.engine.SimpleEngine.popen_uci(shlex.split(stockfish))
+    except (OSError, chess.engine.EngineError) as exc:
+        raise TuneDataError(f"cannot run {stockfish!r}: {exc}") from None
+    tally = {"1-0": 0, "1/2-1/2": 0, "0-1": 0}
+    total_plies = 0
+    name = f"{engine.id.get('name', stockfish)} nodes {nodes}"
+    try:
+        engine.configure({"Threads": 1, "Hash": 16})
+        with out.open("a", encoding="utf-8") as handle:
+            played = 0
+            while played < count:
+                board = _start(rng, files, entries, plies)
+                board = chess.Board(board.fen())  # the game starts here: its PGN's FEN
+                result, termination, game_plies = _play_one(engine, board, nodes, played)
+                played += 1
+                tally[result] += 1
+                total_plies += game_plies
+                game = chess.pgn.Game.from_board(board)
+                game.headers["Event"] = "brudno tune games"
+                game.headers["Round"] = str(played)
+                game.headers["White"] = game.headers["Black"] = name
+                game.headers["Result"] = result
+                game.headers["Termination"] = termination
+                if command:
+                    game.headers["Annotator"] = command
+                print(game, file=handle, end="\n\n", flush=True)
+                if progress is not None:
+                    progress(
+                        GamesSummary(tally["1-0"], tally["1/2-1/2"], tally["0-1"], total_plies)
+                    )
+    except chess.engine.EngineError as exc:
+        raise TuneDataError(f"{stockfish!r} failed: {exc}") from None
+    finally:
+        engine.quit()
+    return GamesSummary(tally["1-0"], tally["1/2-1/2"], tally["0-1"], total_plies)
