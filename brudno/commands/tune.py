@@ -79,7 +79,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     games = steps.add_parser("games", help="play Stockfish self-play games for 'data --played'")
     games.add_argument("--out", type=Path, required=True, help="PGN file to append games to")
     games.add_argument("--count", type=positive_int, default=1000, help="games to play")
-    games.add_argument("--nodes", type=positive_int, default=5000, help="Stockfish nodes a move")
+    games.add_argument("--nodes", type=positive_int, default=2000, help="Stockfish nodes a move")
     games.add_argument(
         "--plies", type=non_negative_int, default=4, help="most random quiet plies after an opening"
     )
