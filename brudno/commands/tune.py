@@ -166,6 +166,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _source_options(args: argparse.Namespace) -> list[str]:
+    """The ``--data-dir`` and ``--stockfish`` of a command line, where they are not defaults."""
+    parts = []
+    if args.data_dir is not None:
+        parts += ["--data-dir", str(args.data_dir)]
+    if args.stockfish != DEFAULT_STOCKFISH:
+        parts += ["--stockfish", args.stockfish]
+    return parts
+
+
 def _summary(summary: GamesSummary) -> str:
     return (
         f"games {summary.games} (+{summary.white_wins} ={summary.draws} -{summary.black_wins}"
@@ -179,6 +189,7 @@ def _run_games(args: argparse.Namespace) -> int:
     parts += ["--nodes", str(args.nodes), "--plies", str(args.plies), "--seed", str(args.seed)]
     for path in args.openings or ():
         parts += ["--openings", str(path)]
+    parts += _source_options(args)
 
     def progress(summary: GamesSummary) -> None:
         if summary.games % 100 == 0:
@@ -210,10 +221,7 @@ def _run_data(args: argparse.Namespace) -> int:
     parts += ["--seed", str(args.seed)]
     for path in args.games or ():
         parts += ["--games", str(path)]
-    if args.data_dir is not None:
-        parts += ["--data-dir", str(args.data_dir)]
-    if args.stockfish != DEFAULT_STOCKFISH:
-        parts += ["--stockfish", args.stockfish]
+    parts += _source_options(args)
     for path in args.played or ():
         parts += ["--played", str(path)]
     if args.result_weight:
