@@ -44,13 +44,13 @@ __all__ = [
     "DEFAULT_STOCKFISH",
     "OPENINGS_SUBDIR",
     "TuneDataError",
+    "add_quiet_plies",
     "find_data_dir",
     "generate",
     "is_quiet",
     "label_to_target",
     "opening_entries",
     "opening_files",
-    "quiet_moves",
     "read_data",
     "start_board",
 ]
@@ -126,12 +126,23 @@ def label_to_target(score: chess.engine.PovScore) -> float:
     return 1.0 / (1.0 + math.pow(10.0, -cp / 400.0))
 
 
-def quiet_moves(board: chess.Board) -> list[chess.Move]:
+def _quiet_moves(board: chess.Board) -> list[chess.Move]:
+    """The legal moves that neither capture, promote nor give check."""
     return [
         move
         for move in board.legal_moves
         if move.promotion is None and not board.is_capture(move) and not board.gives_check(move)
     ]
+
+
+def add_quiet_plies(board: chess.Board, rng: random.Random, plies: int) -> None:
+    """Play 0..``plies`` (seeded) random quiet moves on ``board``: openings spread into
+    middlegames without turning into blunders; stops early where no quiet move is left."""
+    for _ in range(rng.randint(0, plies)):
+        moves = _quiet_moves(board)
+        if not moves:
+            return
+        board.push(rng.choice(moves))
 
 
 def find_data_dir(
@@ -243,11 +254,7 @@ def _candidates(files: Sequence[Path], positions: int, plies: int, seed: int) ->
             if board is None:
                 continue
             taken += 1
-            for _ in range(rng.randint(0, plies)):
-                moves = quiet_moves(board)
-                if not moves:
-                    break
-                board.push(rng.choice(moves))
+            add_quiet_plies(board, rng, plies)
             epd = board.epd()
             if epd in seen or not is_quiet(board):
                 continue

@@ -32,9 +32,9 @@ import chess.pgn
 from brudno.arena.tuning_data import (
     DEFAULT_STOCKFISH,
     TuneDataError,
+    add_quiet_plies,
     opening_entries,
     opening_files,
-    quiet_moves,
     start_board,
 )
 
@@ -128,11 +128,7 @@ def _start(
         board = start_board(files[index], rng.choice(entries[index]))
         if board is None:
             continue
-        for _ in range(rng.randint(0, plies)):
-            moves = quiet_moves(board)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
+        add_quiet_plies(board, rng, plies)
         if not board.is_game_over(claim_draw=True):
             return board
     names = ", ".join(str(path) for path in files)
