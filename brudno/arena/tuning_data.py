@@ -28,6 +28,7 @@ import os
 import random
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +53,7 @@ __all__ = [
     "opening_entries",
     "opening_files",
     "read_data",
+    "reference_engine",
     "start_board",
 ]
 
@@ -342,22 +344,35 @@ def generate(
     return len(candidates)
 
 
-def _engine_labels(
-    candidates: Sequence[Candidate], depth: int, result_weight: float, stockfish: str
-) -> list[str]:
-    """The header line saying how the labels were made, then ``FEN ; target`` lines."""
+@contextmanager
+def reference_engine(stockfish: str) -> Iterator[chess.engine.SimpleEngine]:
+    """The reference engine (Stockfish, or the command ``stockfish`` names) with one thread
+    and a 16 MiB hash, so that what it labels or plays can be made again; a failure to start
+    or while in use becomes a TuneDataError, and the engine is quit on the way out."""
     try:
         engine = chess.engine.SimpleEngine.popen_uci(shlex.split(stockfish))
     except (OSError, chess.engine.EngineError) as exc:
         raise TuneDataError(f"cannot run {stockfish!r}: {exc}") from None
-    blend = f", blended {1 - result_weight:g}·engine + {result_weight:g}·result"
-    lines = [
-        f"# labels: {engine.id.get('name', stockfish)} go depth {depth}, Threads=1, "
-        "fresh hash per position, target = 1/(1+10^(-cp/400)), mate = 1 or 0"
-        + (blend if result_weight else "")
-    ]
     try:
         engine.configure({"Threads": 1, "Hash": 16})
+        yield engine
+    except chess.engine.EngineError as exc:
+        raise TuneDataError(f"{stockfish!r} failed: {exc}") from None
+    finally:
+        engine.quit()
+
+
+def _engine_labels(
+    candidates: Sequence[Candidate], depth: int, result_weight: float, stockfish: str
+) -> list[str]:
+    """The header line saying how the labels were made, then ``FEN ; target`` lines."""
+    with reference_engine(stockfish) as engine:
+        blend = f", blended {1 - result_weight:g}·engine + {result_weight:g}·result"
+        lines = [
+            f"# labels: {engine.id.get('name', stockfish)} go depth {depth}, Threads=1, "
+            "fresh hash per position, target = 1/(1+10^(-cp/400)), mate = 1 or 0"
+            + (blend if result_weight else "")
+        ]
         for number, candidate in enumerate(candidates):
             board = chess.Board(candidate.fen)
             info = engine.analyse(board, chess.engine.Limit(depth=depth), game=number)
@@ -368,10 +383,6 @@ def _engine_labels(
             if result_weight and candidate.result is not None:
                 target = (1.0 - result_weight) * target + result_weight * candidate.result
             lines.append(f"{candidate.fen} ; {target:.4f}")
-    except chess.engine.EngineError as exc:
-        raise TuneDataError(f"{stockfish!r} failed: {exc}") from None
-    finally:
-        engine.quit()
     return lines
 
 

@@ -12,15 +12,16 @@ that repeated openings still diverge, and lets one Stockfish play both sides at 
 (one thread, a new game per game: Stockfish is deterministic at a node budget, so the variety
 comes from the starts).  A game ends by the rules (checkmate, stalemate, insufficient material,
 threefold repetition, fifty moves), or is adjudicated: won once the mover's score is at least
-:data:`RESIGN_CP` for :data:`RESIGN_PLIES` plies in a row (both sides agreeing), drawn at
-:data:`MAX_PLIES`.  Each game is appended to the PGN file as soon as it ends (with its start as
-``FEN``), so a run cut short still leaves every finished game usable by ``tune data --played``.
+:data:`RESIGN_CP` for :data:`RESIGN_PLIES` plies in a row (both sides agreeing), drawn once
+it stays within :data:`DRAW_CP` for :data:`DRAW_PLIES` plies after :data:`DRAW_AFTER`, or at
+:data:`MAX_PLIES`.  Adjudication only cuts play whose result is no longer in doubt.  Each
+game is appended to the PGN file as soon as it ends (with its start as ``FEN``), so a run cut
+short still leaves every finished game usable by ``tune data --played``.
 """
 
 from __future__ import annotations
 
 import random
-import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from brudno.arena.tuning_data import (
     add_quiet_plies,
     opening_entries,
     opening_files,
+    reference_engine,
     start_board,
 )
 
@@ -77,6 +79,15 @@ class GamesSummary:
     @property
     def games(self) -> int:
         return self.white_wins + self.draws + self.black_wins
+
+    def counted(self, result: str, plies: int) -> GamesSummary:
+        """This summary with one more game: its PGN result and the plies it took."""
+        return GamesSummary(
+            self.white_wins + (result == "1-0"),
+            self.draws + (result == "1/2-1/2"),
+            self.black_wins + (result == "0-1"),
+            self.plies + plies,
+        )
 
 
 def _mover_cp(info: chess.engine.InfoDict) -> int | None:
@@ -156,39 +167,23 @@ def play_games(
     rng = random.Random(seed)
     files = opening_files(openings, data_dir)
     entries = [opening_entries(path) for path in files]
-    try:
-        engine = chess.engine.SimpleEngine.popen_uci(shlex.split(stockfish))
-    except (OSError, chess.engine.EngineError) as exc:
-        raise TuneDataError(f"cannot run {stockfish!r}: {exc}") from None
-    tally = {"1-0": 0, "1/2-1/2": 0, "0-1": 0}
-    total_plies = 0
-    name = f"{engine.id.get('name', stockfish)} nodes {nodes}"
-    try:
-        engine.configure({"Threads": 1, "Hash": 16})
-        with out.open("a", encoding="utf-8") as handle:
-            played = 0
-            while played < count:
-                board = _start(rng, files, entries, plies)
-                board = chess.Board(board.fen())  # the game starts here: its PGN's FEN
-                result, termination, game_plies = _play_one(engine, board, nodes, played)
-                played += 1
-                tally[result] += 1
-                total_plies += game_plies
-                game = chess.pgn.Game.from_board(board)
-                game.headers["Event"] = "brudno tune games"
-                game.headers["Round"] = str(played)
-                game.headers["White"] = game.headers["Black"] = name
-                game.headers["Result"] = result
-                game.headers["Termination"] = termination
-                if command:
-                    game.headers["Annotator"] = command
-                print(game, file=handle, end="\n\n", flush=True)
-                if progress is not None:
-                    progress(
-                        GamesSummary(tally["1-0"], tally["1/2-1/2"], tally["0-1"], total_plies)
-                    )
-    except chess.engine.EngineError as exc:
-        raise TuneDataError(f"{stockfish!r} failed: {exc}") from None
-    finally:
-        engine.quit()
-    return GamesSummary(tally["1-0"], tally["1/2-1/2"], tally["0-1"], total_plies)
+    summary = GamesSummary(0, 0, 0, 0)
+    with reference_engine(stockfish) as engine, out.open("a", encoding="utf-8") as handle:
+        name = f"{engine.id.get('name', stockfish)} nodes {nodes}"
+        while summary.games < count:
+            start = _start(rng, files, entries, plies)
+            board = chess.Board(start.fen())  # the game starts here: its PGN's FEN
+            result, termination, game_plies = _play_one(engine, board, nodes, summary.games)
+            summary = summary.counted(result, game_plies)
+            game = chess.pgn.Game.from_board(board)
+            game.headers["Event"] = "brudno tune games"
+            game.headers["Round"] = str(summary.games)
+            game.headers["White"] = game.headers["Black"] = name
+            game.headers["Result"] = result
+            game.headers["Termination"] = termination
+            if command:
+                game.headers["Annotator"] = command
+            print(game, file=handle, end="\n\n", flush=True)
+            if progress is not None:
+                progress(summary)
+    return summary

@@ -37,6 +37,7 @@ import json
 import shlex
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from brudno.arena.tuning_data import (
@@ -254,6 +255,15 @@ def _report(result: TuneResult, skipped: int) -> list[str]:
     ]
 
 
+def _error_line(
+    label: str, samples: Sequence[Sample], start: Mapping[str, float], result: TuneResult
+) -> str:
+    """The error on positions the fit did not see, with the start and the fitted weights."""
+    before = mean_squared_error(samples, start, result.k)
+    after = mean_squared_error(samples, result.weights, result.k)
+    return f"{label} {len(samples)} error before {before:.6f} after {after:.6f}"
+
+
 def _run_fit(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     samples, skipped = read_data(args.data)
@@ -285,14 +295,9 @@ def _run_fit(args: argparse.Namespace) -> int:
     for line in _report(result, skipped):
         print(line)
     if held:
-        before = mean_squared_error(held, start.weights, result.k)
-        after = mean_squared_error(held, result.weights, result.k)
-        print(f"holdout {len(held)} error before {before:.6f} after {after:.6f}")
+        print(_error_line("holdout", held, start.weights, result))
     if args.validate is not None:
-        others, _ = read_data(args.validate)
-        before = mean_squared_error(others, start.weights, result.k)
-        after = mean_squared_error(others, result.weights, result.k)
-        print(f"validation {len(others)} error before {before:.6f} after {after:.6f}")
+        print(_error_line("validation", read_data(args.validate)[0], start.weights, result))
     print(f"wrote {args.out} in {time.perf_counter() - started:.1f} s")
     return 0
 
