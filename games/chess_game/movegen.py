@@ -98,15 +98,32 @@ def legal_moves_not_in_check(
         if bit & knights:
             targets = BB_KNIGHT_ATTACKS[frm] & allowed
         elif bit & kings:
+            # python-chess's ``attackers_mask`` test inlined, on the current occupancy: out of
+            # check, no slider's ray passes through the king to a square beyond it.
             targets = BB_KING_ATTACKS[frm] & allowed
             row = MOVES[frm]
-            enemy = not turn
-            attackers_mask = board.attackers_mask
+            their_pawns = pawns & theirs
+            their_knights = knights & theirs
+            their_kings = kings & theirs
+            their_diagonal = diagonal & theirs
+            their_straight = straight & theirs
+            pawn_attackers = BB_PAWN_ATTACKS[turn]
             while targets:
                 to = targets.bit_length() - 1
                 targets ^= BB_SQUARES[to]
-                if not attackers_mask(enemy, to):
-                    append(row[to])
+                if (
+                    BB_KNIGHT_ATTACKS[to] & their_knights
+                    or BB_KING_ATTACKS[to] & their_kings
+                    or pawn_attackers[to] & their_pawns
+                    or BB_DIAG_ATTACKS[to][BB_DIAG_MASKS[to] & occupied] & their_diagonal
+                    or (
+                        BB_RANK_ATTACKS[to][BB_RANK_MASKS[to] & occupied]
+                        | BB_FILE_ATTACKS[to][BB_FILE_MASKS[to] & occupied]
+                    )
+                    & their_straight
+                ):
+                    continue
+                append(row[to])
             continue
         else:
             targets = 0
