@@ -61,6 +61,8 @@ DEFAULT_WEIGHTS_PATH: Final = Path(__file__).resolve().parent.parent / "data" / 
 _BB_SQUARES: Final = chess.BB_SQUARES
 _BB_ALL: Final = chess.BB_ALL
 _PAWN: Final = chess.PAWN
+_KNIGHT: Final = chess.KNIGHT
+_BISHOP: Final = chess.BISHOP
 _ROOK: Final = chess.ROOK
 _KING: Final = chess.KING
 _QUEEN: Final = chess.QUEEN
@@ -425,16 +427,31 @@ class ChessGame:
         frm = move.from_square
         to = move.to_square
         us = b.turn
-        piece_type = b.piece_type_at(frm)
-        if piece_type is None or not b.occupied_co[us] & _BB_SQUARES[frm]:
+        from_bb = _BB_SQUARES[frm]
+        to_bb = _BB_SQUARES[to]
+        if not b.occupied_co[us] & from_bb:
             raise IllegalMoveError(f"no piece of the side to move on {chess.SQUARE_NAMES[frm]}")
+        # The moving and the captured piece: python-chess's piece_type_at inlined (a call per
+        # push costs more than the bit tests).
+        if b.pawns & from_bb:
+            piece_type = _PAWN
+        elif b.knights & from_bb:
+            piece_type = _KNIGHT
+        elif b.bishops & from_bb:
+            piece_type = _BISHOP
+        elif b.rooks & from_bb:
+            piece_type = _ROOK
+        elif b.queens & from_bb:
+            piece_type = _QUEEN
+        else:
+            piece_type = _KING
         tables = self._tables
         keys = PIECE_KEYS[us]
         squares = tables.psq[us]
         key = self._key ^ TURN_KEY ^ self._ep_z
         psq = self._psq
         reversible = piece_type != _PAWN
-        own_target = b.occupied_co[us] & _BB_SQUARES[to]
+        own_target = b.occupied_co[us] & to_bb
         if piece_type == _KING and (own_target or frm - to == 2 or to - frm == 2):
             # Castling, as king-takes-rook (Chess960) or king-two-squares (standard).
             rook_from = to if own_target else (frm | 7 if to > frm else frm & 56)
@@ -452,8 +469,19 @@ class ChessGame:
             b.push(move)
         else:
             captured = 0
-            if b.occupied_co[not us] & _BB_SQUARES[to]:
-                captured = b.piece_type_at(to) or 0
+            if b.occupied_co[not us] & to_bb:
+                if b.pawns & to_bb:
+                    captured = _PAWN
+                elif b.knights & to_bb:
+                    captured = _KNIGHT
+                elif b.bishops & to_bb:
+                    captured = _BISHOP
+                elif b.rooks & to_bb:
+                    captured = _ROOK
+                elif b.queens & to_bb:
+                    captured = _QUEEN
+                else:
+                    captured = _KING
                 key ^= PIECE_KEYS[not us][captured][to]
                 psq -= tables.psq[not us][captured][to]
                 reversible = False
