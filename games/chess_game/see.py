@@ -29,6 +29,14 @@ from chess import (
     BB_RANK_ATTACKS,
     BB_RANK_MASKS,
     BB_SQUARES,
+    BISHOP,
+    BLACK,
+    KING,
+    KNIGHT,
+    PAWN,
+    QUEEN,
+    ROOK,
+    WHITE,
 )
 
 __all__ = ["SEE_VALUES", "see_ge"]
@@ -54,19 +62,55 @@ def see_ge(board: chess.Board, move: chess.Move, threshold: int) -> bool:
     """
     frm = move.from_square
     to = move.to_square
+    to_bb = BB_SQUARES[to]
+    from_bb = BB_SQUARES[frm]
     occupied_co = board.occupied_co
     us = board.turn
-    if occupied_co[us] & BB_SQUARES[to]:
+    if occupied_co[us] & to_bb:
         return threshold <= 0  # Chess960 castling: king takes own rook
-    victim = board.piece_type_at(to)
-    attacker = board.piece_type_at(frm) or 0
-    occupied = board.occupied ^ BB_SQUARES[frm]
+    pawns = board.pawns
+    knights = board.knights
+    bishops = board.bishops
+    rooks = board.rooks
+    queens = board.queens
+    occupied = board.occupied
+    # The attacker's and the victim's piece types: python-chess's piece_type_at inlined (two
+    # calls per capture tried cost more than these bit tests).
+    if pawns & from_bb:
+        attacker = PAWN
+    elif knights & from_bb:
+        attacker = KNIGHT
+    elif bishops & from_bb:
+        attacker = BISHOP
+    elif rooks & from_bb:
+        attacker = ROOK
+    elif queens & from_bb:
+        attacker = QUEEN
+    elif occupied & from_bb:
+        attacker = KING
+    else:
+        attacker = 0
+    if not occupied & to_bb:
+        victim = None
+    elif pawns & to_bb:
+        victim = PAWN
+    elif knights & to_bb:
+        victim = KNIGHT
+    elif bishops & to_bb:
+        victim = BISHOP
+    elif rooks & to_bb:
+        victim = ROOK
+    elif queens & to_bb:
+        victim = QUEEN
+    else:
+        victim = KING
+    occupied ^= from_bb
     if victim is None:
         victim_value = 0
-        if attacker == chess.PAWN and to == board.ep_square:
+        if attacker == PAWN and to == board.ep_square:
             victim_value = _PAWN_VALUE
             occupied ^= BB_SQUARES[to - 8 if us else to + 8]
-        elif attacker == chess.KING and (to - frm == 2 or frm - to == 2):
+        elif attacker == KING and (to - frm == 2 or frm - to == 2):
             return threshold <= 0  # standard castling
     else:
         victim_value = SEE_VALUES[victim]
@@ -80,27 +124,25 @@ def see_ge(board: chess.Board, move: chess.Move, threshold: int) -> bool:
     swap = SEE_VALUES[attacker] - swap
     if swap <= 0:
         return True
-    occupied |= BB_SQUARES[to]
-    pawns = board.pawns
-    knights = board.knights
-    bishops_queens = board.bishops | board.queens
-    rooks_queens = board.rooks | board.queens
+    occupied |= to_bb
+    bishops_queens = bishops | queens
+    rooks_queens = rooks | queens
     attackers = (
         (BB_KNIGHT_ATTACKS[to] & knights)
         | (BB_KING_ATTACKS[to] & board.kings)
         | (BB_RANK_ATTACKS[to][BB_RANK_MASKS[to] & occupied] & rooks_queens)
         | (BB_FILE_ATTACKS[to][BB_FILE_MASKS[to] & occupied] & rooks_queens)
         | (BB_DIAG_ATTACKS[to][BB_DIAG_MASKS[to] & occupied] & bishops_queens)
-        | (_WHITE_PAWN_ATTACKS[to] & pawns & occupied_co[chess.BLACK])
-        | (_BLACK_PAWN_ATTACKS[to] & pawns & occupied_co[chess.WHITE])
+        | (_WHITE_PAWN_ATTACKS[to] & pawns & occupied_co[BLACK])
+        | (_BLACK_PAWN_ATTACKS[to] & pawns & occupied_co[WHITE])
     )
     by_type = (
-        (pawns, chess.PAWN),
-        (knights, chess.KNIGHT),
-        (board.bishops, chess.BISHOP),
-        (board.rooks, chess.ROOK),
-        (board.queens, chess.QUEEN),
-        (board.kings, chess.KING),
+        (pawns, PAWN),
+        (knights, KNIGHT),
+        (bishops, BISHOP),
+        (rooks, ROOK),
+        (queens, QUEEN),
+        (board.kings, KING),
     )
     side = us
     result = True
@@ -111,14 +153,14 @@ def see_ge(board: chess.Board, move: chess.Move, threshold: int) -> bool:
         if not mine:
             break
         result = not result
-        piece_type = chess.KING
+        piece_type = KING
         found = 0
         for pieces, candidate in by_type:
             found = mine & pieces
             if found:
                 piece_type = candidate
                 break
-        if piece_type == chess.KING:
+        if piece_type == KING:
             # The king may capture only if the other side has nothing left to recapture.
             return result if not attackers & occupied_co[not side] else not result
         swap = SEE_VALUES[piece_type] - swap
