@@ -137,15 +137,26 @@ def quick_gives_check(board: chess.Board, move: chess.Move, info: CheckSquares) 
     lines change in ways the table does not see)."""
     frm = move.from_square
     to = move.to_square
-    piece = board.piece_type_at(frm)
-    if (
-        move.promotion
-        or piece is None
-        or piece == KING
-        or (piece == PAWN and to == board.ep_square)
-    ):
+    from_bb = BB_SQUARES[frm]
+    # python-chess's piece_type_at inlined (asked for every quiet move the search would prune);
+    # kings and empty squares take the long way.
+    if board.pawns & from_bb:
+        if to == board.ep_square:
+            return gives_check(board, move)
+        piece = PAWN
+    elif board.knights & from_bb:
+        piece = KNIGHT
+    elif board.bishops & from_bb:
+        piece = BISHOP
+    elif board.rooks & from_bb:
+        piece = ROOK
+    elif board.queens & from_bb:
+        piece = QUEEN
+    else:
+        return gives_check(board, move)
+    if move.promotion:
         return gives_check(board, move)
     king, squares, shields = info
     if squares[piece] & BB_SQUARES[to]:
         return True
-    return bool(shields & BB_SQUARES[frm]) and not BB_RAYS[frm][to] & BB_SQUARES[king]
+    return bool(shields & from_bb) and not BB_RAYS[frm][to] & BB_SQUARES[king]
