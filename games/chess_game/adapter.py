@@ -31,7 +31,7 @@ from games.chess_game import evaluation
 from games.chess_game.checks import CheckSquares, check_squares, quick_gives_check
 from games.chess_game.evaluation import EvalTables, evaluate_fast, material_psq
 from games.chess_game.make import push_plain
-from games.chess_game.movegen import legal_moves_not_in_check
+from games.chess_game.movegen import legal_moves_not_in_check, pinned_pieces
 from games.chess_game.see import SEE_VALUES, see_ge
 from games.chess_game.tablebase import SyzygySettings, probe_wdl, root_moves
 from games.chess_game.zobrist import (
@@ -293,7 +293,7 @@ class ChessGame:
             checkers = b.attackers_mask(not us, king)
             if ply >= len(slots):
                 slots.extend([(-1, 0, 0, 0)] * (ply + 1 - len(slots)))
-        slot = (key, king, b._slider_blockers(king) if pins else -1, checkers)
+        slot = (key, king, pinned_pieces(b, king) if pins else -1, checkers)
         slots[ply] = slot
         return slot
 

@@ -14,7 +14,7 @@ import chess
 import pytest
 
 from games.chess_game.adapter import ChessGame
-from games.chess_game.movegen import MOVES, legal_moves_not_in_check, promotions
+from games.chess_game.movegen import MOVES, legal_moves_not_in_check, pinned_pieces, promotions
 from tests.support.paths import DATA
 
 CHESS_DATA = DATA / "chess"
@@ -81,6 +81,7 @@ def test_lists_equal_python_chess_in_order(positions: list[chess.Board]) -> None
             compared += 1
         king = board.king(board.turn)
         assert king is not None
+        assert pinned_pieces(board, king) == board._slider_blockers(king), board.fen()
         pinned += bool(board._slider_blockers(king))
         checked += board.is_check()
     # The walks must reach the cases the generator treats specially.
