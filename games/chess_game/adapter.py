@@ -59,6 +59,15 @@ logger = logging.getLogger(__name__)
 DEFAULT_WEIGHTS_PATH: Final = Path(__file__).resolve().parent.parent / "data" / "chess_weights.json"
 
 _BB_SQUARES: Final = chess.BB_SQUARES
+_KNIGHT_ATTACKS: Final = chess.BB_KNIGHT_ATTACKS
+_KING_ATTACKS: Final = chess.BB_KING_ATTACKS
+_PAWN_ATTACKS: Final = chess.BB_PAWN_ATTACKS
+_DIAG_ATTACKS: Final = chess.BB_DIAG_ATTACKS
+_DIAG_MASKS: Final = chess.BB_DIAG_MASKS
+_RANK_ATTACKS: Final = chess.BB_RANK_ATTACKS
+_RANK_MASKS: Final = chess.BB_RANK_MASKS
+_FILE_ATTACKS: Final = chess.BB_FILE_ATTACKS
+_FILE_MASKS: Final = chess.BB_FILE_MASKS
 _BB_ALL: Final = chess.BB_ALL
 _PAWN: Final = chess.PAWN
 _KNIGHT: Final = chess.KNIGHT
@@ -270,31 +279,24 @@ class ChessGame:
 
     # -- moves -----------------------------------------------------------------------------
 
-    def _legality_at_node(self, pins: bool = True) -> tuple[int, int, int, int]:
+    def _legality_at_node(self) -> tuple[int, int, int, int]:
         """``(key, king square, pinned pieces, checkers)`` of the side to move.
 
         python-chess works these out on every ``generate_legal_moves`` call, and a node asks
         up to four times (captures, en passant, promotions, quiet moves) with its children
         searched in between; one slot per game ply keeps them for the node's whole life.
-        ``in_check`` (asked after every push) asks without ``pins``, leaving -1 there to be
-        filled in if the node generates moves (many end before that).
+        :meth:`in_check` (asked after every push) fills the slot without the pinned pieces,
+        leaving -1 there to be filled in here if the node generates moves (many end before).
         """
         ply = len(self._undo)
         slots = self._legality
-        key = self._key
-        b = self._board
-        if ply < len(slots) and slots[ply][0] == key:
-            _, king, pinned, checkers = slots[ply]
-            if pinned >= 0 or not pins:
-                return slots[ply]
-        else:
-            us = b.turn
-            king = (b.kings & b.occupied_co[us]).bit_length() - 1
-            checkers = b.attackers_mask(not us, king)
-            if ply >= len(slots):
-                slots.extend([(-1, 0, 0, 0)] * (ply + 1 - len(slots)))
-        slot = (key, king, pinned_pieces(b, king) if pins else -1, checkers)
-        slots[ply] = slot
+        if ply >= len(slots) or slots[ply][0] != self._key:
+            self.in_check()
+        slot = slots[ply]
+        if slot[2] < 0:
+            key, king, _, checkers = slot
+            slot = (key, king, pinned_pieces(self._board, king), checkers)
+            slots[ply] = slot
         return slot
 
     def _legal(self, from_mask: int, to_mask: int) -> list[chess.Move]:
@@ -568,8 +570,39 @@ class ChessGame:
         return 0
 
     def in_check(self) -> bool:
-        """Asked after every push; the checkers are kept for the move generator."""
-        return self._legality_at_node(pins=False)[3] != 0
+        """Asked after every push: the king square and the checkers are kept in this ply's
+        slot for the move generator (:meth:`_legality_at_node`)."""
+        ply = len(self._undo)
+        slots = self._legality
+        key = self._key
+        if ply < len(slots):
+            slot = slots[ply]
+            if slot[0] == key:
+                return slot[3] != 0
+        else:
+            slots.extend([(-1, 0, 0, 0)] * (ply + 1 - len(slots)))
+        b = self._board
+        us = b.turn
+        kings = b.kings
+        king = (kings & b.occupied_co[us]).bit_length() - 1
+        # python-chess's attackers_mask(not us, king), inlined: once per node.
+        occupied = b.occupied
+        queens = b.queens
+        checkers = (
+            (_KNIGHT_ATTACKS[king] & b.knights)
+            | (_PAWN_ATTACKS[us][king] & b.pawns)
+            | (_DIAG_ATTACKS[king][_DIAG_MASKS[king] & occupied] & (b.bishops | queens))
+            | (
+                (
+                    _RANK_ATTACKS[king][_RANK_MASKS[king] & occupied]
+                    | _FILE_ATTACKS[king][_FILE_MASKS[king] & occupied]
+                )
+                & (b.rooks | queens)
+            )
+            | (_KING_ATTACKS[king] & kings)
+        ) & b.occupied_co[not us]
+        slots[ply] = (key, king, -1, checkers)
+        return checkers != 0
 
     def key(self) -> int:
         return self._key
