@@ -516,7 +516,10 @@ class ChessGame:
         self._keys.append(key)
 
     def pop(self) -> None:
-        self._board.pop()
+        # python-chess's Board.pop inlined (once per node): the move and the board state.
+        b = self._board
+        b.move_stack.pop()
+        b._stack.pop().restore(b)
         self._keys.pop()
         (
             self._key,
