@@ -40,6 +40,8 @@ from chess import (
 __all__ = ["MOVES", "legal_moves_not_in_check", "pinned_pieces", "promotions"]
 
 _BACKRANKS: Final = chess.BB_RANK_1 | chess.BB_RANK_8
+_NOT_FILE_A: Final = chess.BB_ALL & ~chess.BB_FILE_A
+_NOT_FILE_H: Final = chess.BB_ALL & ~chess.BB_FILE_H
 
 MOVES: Final[tuple[tuple[chess.Move, ...], ...]] = tuple(
     tuple(chess.Move(frm, to) for to in chess.SQUARES) for frm in chess.SQUARES
@@ -132,6 +134,8 @@ def legal_moves_not_in_check(
             # python-chess's ``attackers_mask`` test inlined, on the current occupancy: out of
             # check, no slider's ray passes through the king to a square beyond it.
             targets = BB_KING_ATTACKS[frm] & allowed
+            if not targets:
+                continue
             row = MOVES[frm]
             their_pawns = pawns & theirs
             their_knights = knights & theirs
@@ -166,6 +170,8 @@ def legal_moves_not_in_check(
                     | BB_FILE_ATTACKS[frm][BB_FILE_MASKS[frm] & occupied]
                 )
             targets &= allowed
+        if not targets:
+            continue  # most pieces, when only captures are asked for
         if bit & pinned:
             targets &= BB_RAYS[frm][king]
         row = MOVES[frm]
@@ -186,14 +192,20 @@ def legal_moves_not_in_check(
     pawn_attacks = BB_PAWN_ATTACKS[turn]
     capture_mask = theirs & to_mask
     if capture_mask:
-        capturers = own_pawns
+        # Only the pawns that attack something: the targets, shifted back one pawn step.
+        if turn:
+            capturers = own_pawns & (
+                ((capture_mask >> 7) & _NOT_FILE_A) | ((capture_mask >> 9) & _NOT_FILE_H)
+            )
+        else:
+            capturers = own_pawns & (
+                ((capture_mask << 7) & _NOT_FILE_H) | ((capture_mask << 9) & _NOT_FILE_A)
+            )
         while capturers:
             frm = capturers.bit_length() - 1
             bit = BB_SQUARES[frm]
             capturers ^= bit
             targets = pawn_attacks[frm] & capture_mask
-            if not targets:
-                continue
             if bit & pinned:
                 targets &= BB_RAYS[frm][king]
             row = MOVES[frm]
