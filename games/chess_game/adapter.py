@@ -31,7 +31,7 @@ from games.chess_game import evaluation
 from games.chess_game.checks import CheckSquares, check_squares, quick_gives_check
 from games.chess_game.evaluation import EvalTables, evaluate_fast, material_psq
 from games.chess_game.make import push_plain
-from games.chess_game.movegen import legal_moves_not_in_check, pinned_pieces
+from games.chess_game.movegen import legal_evasions, legal_moves_not_in_check, pinned_pieces
 from games.chess_game.see import SEE_VALUES, see_ge
 from games.chess_game.tablebase import SyzygySettings, probe_wdl, root_moves
 from games.chess_game.zobrist import (
@@ -302,15 +302,9 @@ class ChessGame:
     def _legal(self, from_mask: int, to_mask: int) -> list[chess.Move]:
         """``list(board.generate_legal_moves(from_mask, to_mask))``, in the same order."""
         _, king, pinned, checkers = self._legality_at_node()
-        b = self._board
         if not checkers:
-            return legal_moves_not_in_check(b, king, pinned, from_mask, to_mask)
-        is_safe = b._is_safe
-        return [
-            m
-            for m in b._generate_evasions(king, checkers, from_mask, to_mask)
-            if is_safe(king, pinned, m)
-        ]
+            return legal_moves_not_in_check(self._board, king, pinned, from_mask, to_mask)
+        return legal_evasions(self._board, king, pinned, checkers, from_mask, to_mask)
 
     def legal_moves(self) -> list[chess.Move]:
         return self._legal(_BB_ALL, _BB_ALL)

@@ -13,9 +13,10 @@ from the highest square down, each to its targets from the highest square down, 
 castling, pawn captures, single and double pawn pushes, en passant.  A search's node counts
 depend on move order, so the tests compare whole lists, not sets.
 
-Only positions with the side to move not in check are handled here; evasions stay with
-python-chess (:meth:`chess.Board._generate_evasions` plus its pin test), which is rare enough
-not to matter.
+Evasions (the side to move in check) follow python-chess's ``_generate_evasions`` order:
+king moves first, then, against a single checker, the moves that capture it or block its
+line (the generator above, restricted to those squares), then an en passant capture of a
+checking pawn.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from chess import (
     BB_SQUARES,
 )
 
-__all__ = ["MOVES", "legal_moves_not_in_check", "pinned_pieces", "promotions"]
+__all__ = ["MOVES", "legal_evasions", "legal_moves_not_in_check", "pinned_pieces", "promotions"]
 
 _BACKRANKS: Final = chess.BB_RANK_1 | chess.BB_RANK_8
 _NOT_FILE_A: Final = chess.BB_ALL & ~chess.BB_FILE_A
@@ -253,4 +254,55 @@ def legal_moves_not_in_check(
         for move in board.generate_pseudo_legal_ep(from_mask, to_mask):
             if is_safe(king, pinned, move):
                 append(move)
+    return moves
+
+
+def legal_evasions(  # noqa: PLR0917 - called per node in check: positional is cheapest
+    board: chess.Board,
+    king: chess.Square,
+    pinned: chess.Bitboard,
+    checkers: chess.Bitboard,
+    from_mask: chess.Bitboard,
+    to_mask: chess.Bitboard,
+) -> list[chess.Move]:
+    """``list(board.generate_legal_moves(from_mask, to_mask))`` when the side to move is in
+    check by ``checkers``; ``pinned`` is :func:`pinned_pieces`.
+
+    python-chess's ``_generate_evasions`` filtered by its ``_is_safe``: the king steps off
+    every checking slider's line to a square no enemy piece attacks; against one checker,
+    the other pieces capture it or step between (pinned ones only along their pin), which is
+    what :func:`legal_moves_not_in_check` generates when asked for those squares only.
+    """
+    turn = board.turn
+    moves: list[chess.Move] = []
+    if BB_SQUARES[king] & from_mask:
+        sliders = checkers & (board.bishops | board.rooks | board.queens)
+        off_line = 0
+        while sliders:
+            checker = sliders.bit_length() - 1
+            sliders ^= BB_SQUARES[checker]
+            off_line |= BB_RAYS[king][checker] & ~BB_SQUARES[checker]
+        targets = BB_KING_ATTACKS[king] & ~board.occupied_co[turn] & ~off_line & to_mask
+        row = MOVES[king]
+        enemy = not turn
+        attackers_mask = board.attackers_mask
+        while targets:
+            to = targets.bit_length() - 1
+            targets ^= BB_SQUARES[to]
+            if not attackers_mask(enemy, to):
+                moves.append(row[to])
+    checker = checkers.bit_length() - 1
+    if BB_SQUARES[checker] != checkers:
+        return moves  # double check: only the king moves
+    target = _BETWEEN[king][checker] | checkers
+    moves.extend(
+        legal_moves_not_in_check(board, king, pinned, ~board.kings & from_mask, target & to_mask)
+    )
+    # En passant capture of the checking pawn (which is not on the ep square itself).
+    ep = board.ep_square
+    if ep and not BB_SQUARES[ep] & target and ep + (-8 if turn else 8) == checker:
+        is_safe = board._is_safe
+        for move in board.generate_pseudo_legal_ep(from_mask, to_mask):
+            if is_safe(king, pinned, move):
+                moves.append(move)
     return moves

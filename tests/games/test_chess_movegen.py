@@ -122,3 +122,19 @@ def test_generated_moves_are_the_shared_objects() -> None:
     board = chess.Board("8/1P6/8/8/8/8/k7/4K3 w - - 0 1")
     assert [m.uci() for m in promotions(chess.B7, chess.B8)] == ["b7b8q", "b7b8r", "b7b8b", "b7b8n"]
     assert ChessGame(board).noisy_moves()[0] is promotions(chess.B7, chess.B8)[0]
+
+
+@pytest.mark.parametrize(
+    ("fen", "evasion"),
+    [
+        ("8/8/8/2k5/3Pp3/8/8/4K3 b - d3 0 1", "e4d3"),  # en passant takes the checking pawn
+        ("4k3/8/8/8/1b6/8/8/r3K2R w K - 0 1", "e1f2"),  # double check: only the king moves
+        ("4r1k1/8/8/8/8/8/2B5/4K3 w - - 0 1", "c2e4"),  # a block
+    ],
+)
+def test_evasions_equal_python_chess_in_order(fen: str, evasion: str) -> None:
+    board = chess.Board(fen)
+    assert board.is_check()
+    moves = ChessGame(board).legal_moves()
+    assert moves == list(board.generate_legal_moves())
+    assert chess.Move.from_uci(evasion) in moves
