@@ -32,6 +32,7 @@ from games.chess_game.checks import CheckSquares, check_squares, quick_gives_che
 from games.chess_game.evaluation import EvalTables, evaluate_fast, material_psq
 from games.chess_game.make import push_plain
 from games.chess_game.movegen import legal_evasions, legal_moves_not_in_check, pinned_pieces
+from games.chess_game.pieces import piece_type_on
 from games.chess_game.see import SEE_VALUES, see_ge
 from games.chess_game.tablebase import SyzygySettings, probe_wdl, root_moves
 from games.chess_game.zobrist import (
@@ -427,20 +428,7 @@ class ChessGame:
         to_bb = _BB_SQUARES[to]
         if not b.occupied_co[us] & from_bb:
             raise IllegalMoveError(f"no piece of the side to move on {chess.SQUARE_NAMES[frm]}")
-        # The moving and the captured piece: python-chess's piece_type_at inlined (a call per
-        # push costs more than the bit tests).
-        if b.pawns & from_bb:
-            piece_type = _PAWN
-        elif b.knights & from_bb:
-            piece_type = _KNIGHT
-        elif b.bishops & from_bb:
-            piece_type = _BISHOP
-        elif b.rooks & from_bb:
-            piece_type = _ROOK
-        elif b.queens & from_bb:
-            piece_type = _QUEEN
-        else:
-            piece_type = _KING
+        piece_type = piece_type_on(b, from_bb)
         tables = self._tables
         keys = PIECE_KEYS[us]
         squares = tables.psq[us]
@@ -466,18 +454,7 @@ class ChessGame:
         else:
             captured = 0
             if b.occupied_co[not us] & to_bb:
-                if b.pawns & to_bb:
-                    captured = _PAWN
-                elif b.knights & to_bb:
-                    captured = _KNIGHT
-                elif b.bishops & to_bb:
-                    captured = _BISHOP
-                elif b.rooks & to_bb:
-                    captured = _ROOK
-                elif b.queens & to_bb:
-                    captured = _QUEEN
-                else:
-                    captured = _KING
+                captured = piece_type_on(b, to_bb)
                 key ^= PIECE_KEYS[not us][captured][to]
                 psq -= tables.psq[not us][captured][to]
                 reversible = False

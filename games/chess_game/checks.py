@@ -31,6 +31,8 @@ from chess import (
     between,
 )
 
+from games.chess_game.pieces import piece_type_on
+
 __all__ = ["CheckSquares", "check_squares", "gives_check", "quick_gives_check"]
 
 
@@ -138,23 +140,10 @@ def quick_gives_check(board: chess.Board, move: chess.Move, info: CheckSquares) 
     frm = move.from_square
     to = move.to_square
     from_bb = BB_SQUARES[frm]
-    # python-chess's piece_type_at inlined (asked for every quiet move the search would prune);
-    # kings and empty squares take the long way.
-    if board.pawns & from_bb:
-        if to == board.ep_square:
-            return gives_check(board, move)
-        piece = PAWN
-    elif board.knights & from_bb:
-        piece = KNIGHT
-    elif board.bishops & from_bb:
-        piece = BISHOP
-    elif board.rooks & from_bb:
-        piece = ROOK
-    elif board.queens & from_bb:
-        piece = QUEEN
-    else:
-        return gives_check(board, move)
-    if move.promotion:
+    piece = piece_type_on(board, from_bb)
+    # Kings (castling moves the rook too), empty squares, en passant and promotions take the
+    # long way.
+    if piece == KING or not piece or move.promotion or (piece == PAWN and to == board.ep_square):
         return gives_check(board, move)
     king, squares, shields = info
     if squares[piece] & BB_SQUARES[to]:

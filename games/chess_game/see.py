@@ -39,6 +39,8 @@ from chess import (
     WHITE,
 )
 
+from games.chess_game.pieces import piece_type_on
+
 __all__ = ["SEE_VALUES", "see_ge"]
 
 SEE_VALUES: Final = (0, 100, 320, 330, 500, 950, 20_000)
@@ -74,38 +76,10 @@ def see_ge(board: chess.Board, move: chess.Move, threshold: int) -> bool:
     rooks = board.rooks
     queens = board.queens
     occupied = board.occupied
-    # The attacker's and the victim's piece types: python-chess's piece_type_at inlined (two
-    # calls per capture tried cost more than these bit tests).
-    if pawns & from_bb:
-        attacker = PAWN
-    elif knights & from_bb:
-        attacker = KNIGHT
-    elif bishops & from_bb:
-        attacker = BISHOP
-    elif rooks & from_bb:
-        attacker = ROOK
-    elif queens & from_bb:
-        attacker = QUEEN
-    elif occupied & from_bb:
-        attacker = KING
-    else:
-        attacker = 0
-    if not occupied & to_bb:
-        victim = None
-    elif pawns & to_bb:
-        victim = PAWN
-    elif knights & to_bb:
-        victim = KNIGHT
-    elif bishops & to_bb:
-        victim = BISHOP
-    elif rooks & to_bb:
-        victim = ROOK
-    elif queens & to_bb:
-        victim = QUEEN
-    else:
-        victim = KING
+    attacker = piece_type_on(board, from_bb)
+    victim = piece_type_on(board, to_bb)
     occupied ^= from_bb
-    if victim is None:
+    if not victim:
         victim_value = 0
         if attacker == PAWN and to == board.ep_square:
             victim_value = _PAWN_VALUE
