@@ -1,6 +1,7 @@
 """Nodes per second of ``brudno bench`` now against an earlier commit, in one run.
 
     python bench/compare_nps.py [--ref COMMIT] [--rounds N]
+    python bench/compare_nps.py --instructions [--ref COMMIT] [--depth 5]
 
 Checks the reference commit out into a temporary git worktree, then runs ``brudno bench``
 from the reference tree and from this checkout alternately, ``--rounds`` times each (both
@@ -9,6 +10,12 @@ per second of each side.  The default reference is the commit before issue 16's 
 evaluation work began.  The node counts differ whenever the search or the evaluation changed
 (the tree is another one); nodes per second is what the comparison is about.  Run it on a
 quiet machine: load shifts both sides, but not always by the same amount.
+
+``--instructions`` counts instead of timing, for a machine that is not quiet (a match
+running beside it): each tree's ``brudno bench --depth D`` runs once under valgrind's
+cachegrind, and so does ``--depth 1`` (imports and start-up), with ``PYTHONHASHSEED=0``.
+The difference is the search's instructions; per node it is the speed figure, and it does not
+move with the load (repeated runs agree to about 0.01%).  Needs ``valgrind`` on the PATH.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ DEFAULT_REF = "5ae0ffb"
 
 _NPS = re.compile(r"Nodes/second: (\d+)")
 _NODES = re.compile(r"Nodes searched: (\d+)")
+_IREFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
 def _bench(tree: Path) -> tuple[int, int]:
@@ -47,10 +55,61 @@ def _bench(tree: Path) -> tuple[int, int]:
     return int(nodes.group(1)), int(nps.group(1))
 
 
+def _instructions(tree: Path, depth: int) -> tuple[int, int]:
+    """(nodes, instructions) of one ``brudno bench --depth`` run under cachegrind."""
+    env = dict(os.environ, PYTHONPATH=str(tree), PYTHONHASHSEED="0")
+    done = subprocess.run(
+        [
+            "valgrind",
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--cachegrind-out-file=/dev/null",
+            # The interpreter itself: a pyenv shim is a shell script valgrind would measure.
+            os.path.realpath(sys.executable),
+            "-m",
+            "brudno",
+            "bench",
+            "--depth",
+            str(depth),
+        ],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    nodes, irefs = _NODES.search(done.stdout), _IREFS.search(done.stderr)
+    if nodes is None or irefs is None:
+        raise SystemExit(f"no bench summary or instruction count from {tree}:\n{done.stderr}")
+    return int(nodes.group(1)), int(irefs.group(1).replace(",", ""))
+
+
+def _compare_instructions(trees: dict[str, Path], depth: int) -> None:
+    per_node: dict[str, float] = {}
+    for name, tree in trees.items():
+        _, startup = _instructions(tree, 1)
+        nodes, total = _instructions(tree, depth)
+        search = total - startup
+        per_node[name] = search / nodes
+        print(
+            f"{name}: nodes {nodes} instructions {total:,} start-up {startup:,} "
+            f"search {search:,} per node {per_node[name]:,.0f}",
+            flush=True,
+        )
+    (ref_name, ref), (head_name, head) = per_node.items()
+    print(f"instructions per node, {head_name} against {ref_name}: {head / ref:.3f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ref", default=DEFAULT_REF, help="the commit to compare with")
     parser.add_argument("--rounds", type=int, default=5, help="bench runs per side")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions under valgrind instead of timing (load does not matter)",
+    )
+    parser.add_argument("--depth", type=int, default=5, help="bench depth for --instructions")
     args = parser.parse_args()
     head = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"],
@@ -67,6 +126,9 @@ def main() -> None:
             check=True,
         )
         try:
+            if args.instructions:
+                _compare_instructions({args.ref: ref_tree, head: HERE}, args.depth)
+                return
             runs: dict[str, list[int]] = {args.ref: [], head: []}
             for round_ in range(1, args.rounds + 1):
                 for name, tree in ((args.ref, ref_tree), (head, HERE)):
