@@ -350,6 +350,11 @@ class _Worker:
             self.died(f"pipe to the worker broke: {exc}")
             raise WorkerDiedError("the worker process has ended") from exc
 
+    def drain(self) -> None:
+        """Handle now what the worker has already sent: its answers, or the end of its pipe
+        (which marks it dead), without waiting for the event loop to get to the pipe."""
+        self._on_readable()
+
     def _on_readable(self) -> None:
         try:
             while self.alive and self.conn.poll():
@@ -492,8 +497,14 @@ class _Watchdog:
         future = self._future
         if future is None or future.done():
             return
-        best = self._best
         worker, seq = self._worker, self._seq
+        # On a loaded machine the timer can come before the loop has read the pipe: the
+        # worker's own answer, or its death (an internal error the client is told of), may
+        # already be there, and either beats answering for it.
+        worker.drain()
+        if future.done():
+            return
+        best = self._best
         worker.pending.pop(seq, None)
         if worker.alive:
             with contextlib.suppress(WorkerDiedError):

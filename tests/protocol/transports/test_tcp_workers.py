@@ -134,6 +134,34 @@ async def test_a_dead_worker_fails_the_job_and_is_replaced() -> None:
         await runner.close()
 
 
+async def test_a_death_the_loop_has_not_read_yet_is_reported_not_answered_for() -> None:
+    """On a loaded machine the watchdog's timer can fire after ``stop`` before the event loop
+    has read the dead worker's pipe: the job must still fail as a death (which the session
+    reports), not end as if the worker had merely been slow."""
+    await ensure_warm()
+    runner = ProcessRunner(1)
+    try:
+        control = SearchControl()
+        search = asyncio.create_task(_search(runner, Limits(infinite=True), control))
+        await wait_until(lambda: runner.pid is not None, "the worker started")
+        await asyncio.sleep(0.2)  # some iterations reported: the watchdog has a move to play
+        worker = runner._worker
+        assert worker is not None and worker.process.pid is not None
+        # A frozen worker still takes the forwarded ``stop`` into its pipe...
+        os.kill(worker.process.pid, signal.SIGSTOP)
+        # ...and the loop stops watching the pipe, as if it had not got round to it yet.
+        asyncio.get_running_loop().remove_reader(worker.conn.fileno())
+        control.stop()
+        # It dies within the watchdog's grace; joining blocks the loop, so the timer is due
+        # (and the pipe at its end) when the loop runs again.
+        os.kill(worker.process.pid, signal.SIGKILL)
+        worker.process.join(10)
+        with pytest.raises(WorkerDiedError):
+            await search
+    finally:
+        await runner.close()
+
+
 async def test_session_still_answers_bestmove_when_its_worker_dies() -> None:
     """Every ``go`` gets one ``bestmove``, even when the process searching it is killed."""
     await ensure_warm()
