@@ -52,6 +52,16 @@ async def _search(
     return result.best, infos
 
 
+async def _infinite_search(
+    runner: ProcessRunner,
+) -> tuple[SearchControl, asyncio.Task[tuple[str | None, list[SearchInfo]]]]:
+    """Start ``go infinite`` from the start position; return once its worker is running."""
+    control = SearchControl()
+    search = asyncio.create_task(_search(runner, Limits(infinite=True), control))
+    await wait_until(lambda: runner.pid is not None, "the worker started")
+    return control, search
+
+
 async def test_search_runs_in_one_reused_worker_and_reports_infos() -> None:
     await ensure_warm()
     runner = ProcessRunner(1)
@@ -75,9 +85,7 @@ async def test_stop_and_ponderhit_reach_the_worker() -> None:
     await ensure_warm()
     runner = ProcessRunner(1)
     try:
-        control = SearchControl()
-        search = asyncio.create_task(_search(runner, Limits(infinite=True), control))
-        await wait_until(lambda: runner.pid is not None, "the worker started")
+        control, search = await _infinite_search(runner)
         await asyncio.sleep(0.2)
         control.stop()
         best, _ = await search  # an infinite search ends only because stop arrived
@@ -119,9 +127,7 @@ async def test_a_dead_worker_fails_the_job_and_is_replaced() -> None:
     await ensure_warm()
     runner = ProcessRunner(1)
     try:
-        control = SearchControl()
-        search = asyncio.create_task(_search(runner, Limits(infinite=True), control))
-        await wait_until(lambda: runner.pid is not None, "the worker started")
+        _, search = await _infinite_search(runner)
         first = runner.pid
         assert first is not None
         os.kill(first, signal.SIGKILL)
@@ -141,9 +147,7 @@ async def test_a_death_the_loop_has_not_read_yet_is_reported_not_answered_for() 
     await ensure_warm()
     runner = ProcessRunner(1)
     try:
-        control = SearchControl()
-        search = asyncio.create_task(_search(runner, Limits(infinite=True), control))
-        await wait_until(lambda: runner.pid is not None, "the worker started")
+        control, search = await _infinite_search(runner)
         await asyncio.sleep(0.2)  # some iterations reported: the watchdog has a move to play
         worker = runner._worker
         assert worker is not None and worker.process.pid is not None
