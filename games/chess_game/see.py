@@ -70,15 +70,9 @@ def see_ge(board: chess.Board, move: chess.Move, threshold: int) -> bool:
     us = board.turn
     if occupied_co[us] & to_bb:
         return threshold <= 0  # Chess960 castling: king takes own rook
-    pawns = board.pawns
-    knights = board.knights
-    bishops = board.bishops
-    rooks = board.rooks
-    queens = board.queens
-    occupied = board.occupied
     attacker = piece_type_on(board, from_bb)
     victim = piece_type_on(board, to_bb)
-    occupied ^= from_bb
+    occupied = board.occupied ^ from_bb
     if not victim:
         victim_value = 0
         if attacker == PAWN and to == board.ep_square:
@@ -99,6 +93,11 @@ def see_ge(board: chess.Board, move: chess.Move, threshold: int) -> bool:
     if swap <= 0:
         return True
     occupied |= to_bb
+    pawns = board.pawns
+    knights = board.knights
+    bishops = board.bishops
+    rooks = board.rooks
+    queens = board.queens
     bishops_queens = bishops | queens
     rooks_queens = rooks | queens
     attackers = (
