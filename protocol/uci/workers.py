@@ -334,7 +334,7 @@ class _Worker:
         self.pending: dict[int, _Pending] = {}
         self.alive = True
         self._send_lock = threading.Lock()
-        loop.add_reader(conn.fileno(), self._on_readable)
+        loop.add_reader(conn.fileno(), self.drain)
 
     @property
     def pid(self) -> int | None:
@@ -351,11 +351,9 @@ class _Worker:
             raise WorkerDiedError("the worker process has ended") from exc
 
     def drain(self) -> None:
-        """Handle now what the worker has already sent: its answers, or the end of its pipe
-        (which marks it dead), without waiting for the event loop to get to the pipe."""
-        self._on_readable()
-
-    def _on_readable(self) -> None:
+        """Handle what the worker has sent: its answers, or the end of its pipe (which marks
+        it dead).  The loop calls it when the pipe is readable; the watchdog calls it too,
+        before answering for the worker, in case the loop has not got to the pipe yet."""
         try:
             while self.alive and self.conn.poll():
                 self._dispatch(self.conn.recv())
