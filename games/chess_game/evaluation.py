@@ -53,6 +53,13 @@ The raw counts, per side:
     rooks on a file without pawns / without own pawns but with enemy ones.
 ``bishop_pair``
     1 with two or more bishops.
+``threats.pawn`` / ``threats.minor`` / ``threats.rook``
+    enemy knights, bishops, rooks and queens attacked by an own pawn; enemy rooks and queens
+    attacked by an own knight or bishop; enemy queens attacked by an own rook.  Quiescence
+    resolves only the side to move's captures, so a piece left en prise to a smaller one
+    is otherwise seen only one ply too late.
+``threats.hanging``
+    enemy pieces and pawns (not the king) attacked by any own piece and defended by none.
 
 **Two routes, one number.**  :func:`features` builds the named dictionary the readable way
 (python-chess square sets and per-piece loops); it feeds ``explain()`` and tuning.
@@ -115,7 +122,17 @@ _PAWN_TERMS: Final = ("doubled", "isolated", "backward", "connected")
 _GROUP_ORDER: Final = {
     g: i
     for i, g in enumerate(
-        ("material", "psqt", "mobility", "pawns", "passed", "king", "rook", "bishop_pair")
+        (
+            "material",
+            "psqt",
+            "mobility",
+            "pawns",
+            "passed",
+            "king",
+            "rook",
+            "bishop_pair",
+            "threats",
+        )
     )
 }
 _MG_ONLY: Final = frozenset({"king"})
@@ -144,7 +161,8 @@ _RANK_ATT: Final = chess.BB_RANK_ATTACKS
 _RANK_MASK: Final = tuple(chess.BB_RANK_MASKS)
 _FILE_ATT: Final = chess.BB_FILE_ATTACKS
 _FILE_MASK: Final = tuple(chess.BB_FILE_MASKS)
-_ZONE: Final = tuple(chess.BB_KING_ATTACKS[sq] | chess.BB_SQUARES[sq] for sq in chess.SQUARES)
+_KING_ATT: Final = tuple(chess.BB_KING_ATTACKS)
+_ZONE: Final = tuple(_KING_ATT[sq] | chess.BB_SQUARES[sq] for sq in chess.SQUARES)
 
 
 def _rank_mask_ahead(square: chess.Square, distance: int) -> chess.Bitboard:
@@ -217,6 +235,10 @@ class EvalTables:
         "rook_open",
         "rook_semi",
         "tempo",
+        "threat_hanging",
+        "threat_minor",
+        "threat_pawn",
+        "threat_rook",
     )
 
     def __init__(self, weights: Mapping[str, float]) -> None:
@@ -269,6 +291,10 @@ class EvalTables:
         self.rook_semi = both("rook.semi_open_file")
         self.bishop_pair = both("bishop_pair")
         self.tempo = weight("tempo")
+        self.threat_pawn = both("threats.pawn")
+        self.threat_minor = both("threats.minor")
+        self.threat_rook = both("threats.rook")
+        self.threat_hanging = both("threats.hanging")
         self.pawn_cache: dict[tuple[int, int, int, int], int] = {}
         self.eval_cache: dict[int, int] = {}
 
@@ -394,11 +420,14 @@ def evaluate_fast(board: chess.Board, psq: int, t: EvalTables) -> int:
     mob_n = mob_b = mob_r = mob_q = 0
     rook_open = rook_semi = 0
     attackers = zone_attacks = 0  # on white's king minus on black's king
+    # What each side attacks: everything, with its minor pieces, with its rooks.
+    w_all = w_minor = w_rook = b_all = b_minor = b_rook = 0
     for own, own_pawns, area, zone, sign in (
         (occ_w, wp, ~(occ_w | b_pawn_attacks), _ZONE[bk], 1),
         (occ_b, bp, ~(occ_b | w_pawn_attacks), _ZONE[wk], -1),
     ):
         n_count = b_count = r_count = q_count = 0
+        minor_att = rook_att = queen_att = 0
         hitters = hits = 0
         opened = semi = 0
         bb = knights & own
@@ -406,6 +435,7 @@ def evaluate_fast(board: chess.Board, psq: int, t: EvalTables) -> int:
             sq = bb.bit_length() - 1
             bb ^= bb_squares[sq]
             a = knight_att[sq]
+            minor_att |= a
             n_count += (a & area).bit_count()
             a &= zone
             if a:
@@ -416,6 +446,7 @@ def evaluate_fast(board: chess.Board, psq: int, t: EvalTables) -> int:
             sq = bb.bit_length() - 1
             bb ^= bb_squares[sq]
             a = diag_att[sq][diag_mask[sq] & occ]
+            minor_att |= a
             b_count += (a & area).bit_count()
             a &= zone
             if a:
@@ -426,6 +457,7 @@ def evaluate_fast(board: chess.Board, psq: int, t: EvalTables) -> int:
             sq = bb.bit_length() - 1
             bb ^= bb_squares[sq]
             a = rank_att[sq][rank_mask[sq] & occ] | file_att[sq][file_mask[sq] & occ]
+            rook_att |= a
             r_count += (a & area).bit_count()
             a &= zone
             if a:
@@ -445,11 +477,16 @@ def evaluate_fast(board: chess.Board, psq: int, t: EvalTables) -> int:
                 | rank_att[sq][rank_mask[sq] & occ]
                 | file_att[sq][file_mask[sq] & occ]
             )
+            queen_att |= a
             q_count += (a & area).bit_count()
             a &= zone
             if a:
                 hitters += 1
                 hits += a.bit_count()
+        if sign > 0:
+            w_all, w_minor, w_rook = minor_att | rook_att | queen_att, minor_att, rook_att
+        else:
+            b_all, b_minor, b_rook = minor_att | rook_att | queen_att, minor_att, rook_att
         mob_n += sign * n_count
         mob_b += sign * b_count
         mob_r += sign * r_count
@@ -468,6 +505,25 @@ def evaluate_fast(board: chess.Board, psq: int, t: EvalTables) -> int:
         + t.rook_semi * rook_semi
         + t.king_attackers * attackers
         + t.king_zone_attacks * zone_attacks
+    )
+    # Threats: white's on black's pieces minus black's on white's.
+    w_all |= w_pawn_attacks | _KING_ATT[wk]
+    b_all |= b_pawn_attacks | _KING_ATT[bk]
+    pieces = knights | bishops | rooks | queens
+    majors = rooks | queens
+    unguarded_b = occ_b & ~kings & ~b_all
+    unguarded_w = occ_w & ~kings & ~w_all
+    score += (
+        t.threat_pawn
+        * (
+            (w_pawn_attacks & occ_b & pieces).bit_count()
+            - (b_pawn_attacks & occ_w & pieces).bit_count()
+        )
+        + t.threat_minor
+        * ((w_minor & occ_b & majors).bit_count() - (b_minor & occ_w & majors).bit_count())
+        + t.threat_rook
+        * ((w_rook & occ_b & queens).bit_count() - (b_rook & occ_w & queens).bit_count())
+        + t.threat_hanging * ((w_all & unguarded_b).bit_count() - (b_all & unguarded_w).bit_count())
     )
     if (bishops & occ_w).bit_count() >= 2:
         score += t.bishop_pair
@@ -592,6 +648,30 @@ def side_counts(board: chess.Board, color: chess.Color) -> dict[str, int]:
     counts["rook.open_file"] = rook_open
     counts["rook.semi_open_file"] = rook_semi
     counts["bishop_pair"] = int(len(board.pieces(chess.BISHOP, color)) >= 2)
+
+    def attacked_by(types: tuple[chess.PieceType, ...]) -> chess.SquareSet:
+        squares = chess.SquareSet()
+        for piece_type in types:
+            for square in board.pieces(piece_type, color):
+                squares |= board.attacks(square)
+        return squares
+
+    def enemy(*types: chess.PieceType) -> chess.SquareSet:
+        squares = chess.SquareSet()
+        for piece_type in types:
+            squares |= board.pieces(piece_type, enemy_color)
+        return squares
+
+    counts["threats.pawn"] = len(attacked_by((chess.PAWN,)) & enemy(*_MOBILE))
+    counts["threats.minor"] = len(
+        attacked_by((chess.KNIGHT, chess.BISHOP)) & enemy(chess.ROOK, chess.QUEEN)
+    )
+    counts["threats.rook"] = len(attacked_by((chess.ROOK,)) & enemy(chess.QUEEN))
+    counts["threats.hanging"] = sum(
+        1
+        for square in enemy(chess.PAWN, *_MOBILE)
+        if board.is_attacked_by(color, square) and not board.is_attacked_by(enemy_color, square)
+    )
     return counts
 
 

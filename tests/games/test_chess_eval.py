@@ -17,7 +17,17 @@ from tests.support.paths import DATA
 
 CHESS_DATA = DATA / "chess"
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
-GROUPS = ["material", "psqt", "mobility", "pawns", "passed", "king", "rook", "bishop_pair"]
+GROUPS = [
+    "material",
+    "psqt",
+    "mobility",
+    "pawns",
+    "passed",
+    "king",
+    "rook",
+    "bishop_pair",
+    "threats",
+]
 
 
 def random_positions(count: int, seed: int) -> list[chess.Board]:
@@ -214,6 +224,7 @@ def all_feature_names() -> set[str]:
         for rank in range(2, 8):
             names.add(f"passed.{phase}.r{rank}")
         names |= {f"rook.{phase}.open_file", f"rook.{phase}.semi_open_file"}
+        names |= {f"threats.{phase}.{t}" for t in ("pawn", "minor", "rook", "hanging")}
     names |= {f"king.mg.{t}" for t in ("shield1", "shield2", "open_file", "attackers")}
     names.add("king.mg.zone_attacks")
     return names
@@ -346,6 +357,37 @@ def test_king_safety_and_mobility_counts() -> None:
         "pawns.isolated": 2,
         "king.shield1": 2,
         "king.open_file": 1,
+    }
+
+
+def test_threat_counts() -> None:
+    """White's d5 pawn forks the c6 knight and the e6 rook, the g5 knight hits the e6 rook
+    and the f7 queen, the f1 rook looks up the f-file at that queen; black's h6 pawn (the
+    only piece defending g5) and c6 knight (hitting the a5 and e5 pawns and the d4 bishop)
+    answer.  Hanging: none of black's pieces (the queen guards a7 and e6, the king guards the
+    queen, the rook guards c6); of white's, the a5 pawn and the d4 bishop (the knight hits
+    both) and the g5 knight (the h6 pawn hits it), none of them defended.
+
+        . . . . k . . .
+        p . . . . q . .
+        . . n . r . . p
+        P . . P . . N .
+        . . . B . . . .
+        . . . . . . . .
+        . . . . . . . .
+        . . . . K R . .
+    """
+    fen = "4k3/p4q2/2n1r2p/P2P2N1/3B4/8/8/4KR2 w - - 0 1"
+    white = counts(fen, chess.WHITE)
+    black = counts(fen, chess.BLACK)
+    assert {k: v for k, v in white.items() if k.startswith("threats.")} == {
+        "threats.pawn": 2,
+        "threats.minor": 2,
+        "threats.rook": 1,
+    }
+    assert {k: v for k, v in black.items() if k.startswith("threats.")} == {
+        "threats.pawn": 1,
+        "threats.hanging": 3,
     }
 
 
