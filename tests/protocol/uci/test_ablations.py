@@ -77,11 +77,12 @@ def test_every_switch_has_an_ablation() -> None:
 @pytest.mark.parametrize("name", sorted(ABLATIONS))
 def test_an_ablation_runs_its_config_and_restores_the_searcher(name: str) -> None:
     searcher = Searcher(1)
-    # Depth 7: at 6, with null move on, the counter-move switch leaves this tree unchanged.
-    got = _search(searcher, name, 7)
+    # Depth 8: below it, with null move on and the threat terms in the evaluation, the
+    # counter-move switch leaves this tree unchanged.
+    got = _search(searcher, name, 8)
     assert searcher.config == SearchConfig()
-    expected = _search(Searcher(1, config=ABLATIONS[name]), PRODUCTION, 7)
-    production = _search(Searcher(1), PRODUCTION, 7)
+    expected = _search(Searcher(1, config=ABLATIONS[name]), PRODUCTION, 8)
+    production = _search(Searcher(1), PRODUCTION, 8)
     assert got == expected
     if ABLATIONS[name].falling_eval_time:
         # A switch of the clock's use: a search to a fixed depth must not change at all.
