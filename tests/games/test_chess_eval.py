@@ -362,9 +362,9 @@ def test_king_safety_and_mobility_counts() -> None:
 
 def test_threat_counts() -> None:
     """White's d5 pawn forks the c6 knight and the e6 rook, the g5 knight hits the e6 rook
-    and the f7 queen, the f1 rook looks up the f-file at that queen; black's h6 pawn (the
-    only piece defending g5) and c6 knight (hitting the a5 and e5 pawns and the d4 bishop)
-    answer.  Hanging: none of black's pieces (the queen guards a7 and e6, the king guards the
+    and the f7 queen, the f1 rook looks up the f-file at that queen; black answers with the
+    h6 pawn (hitting the g5 knight) and the c6 knight (hitting the a5 pawn and the d4
+    bishop).  Hanging: none of black's pieces (the queen guards a7 and e6, the king guards the
     queen, the rook guards c6); of white's, the a5 pawn and the d4 bishop (the knight hits
     both) and the g5 knight (the h6 pawn hits it), none of them defended.
 
