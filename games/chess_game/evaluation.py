@@ -42,6 +42,12 @@ The raw counts, per side:
 ``passed.r2..r7``
     passed pawns by relative rank: no enemy pawn ahead on its own or an adjacent file, and no
     own pawn ahead on its file (the rearmost of a doubled pair is not counted).
+``passed.king_them`` / ``passed.king_us``
+    the king race of passed pawns on relative ranks 4-7: the enemy king's and the own king's
+    distance to the pawn's stop square (capped at 5), times the pawn's urgency 2, 7, 12, 17
+    by rank (Stockfish's classical ``king_proximity``).  A pawn the enemy king cannot catch
+    is worth far more than one it blockades, and neither a rank nor a search at depth 4-6
+    sees the difference; the kings are in the pawn cache's key, so the term is nearly free.
 ``king.shield1`` / ``king.shield2`` (middlegame only)
     own pawns one and two ranks in front of the king, on its file and the adjacent ones.
 ``king.open_file`` (middlegame only)
@@ -180,6 +186,12 @@ def _rank_mask_ahead(square: chess.Square, distance: int) -> chess.Bitboard:
 
 _SHIELD1: Final = tuple(_rank_mask_ahead(sq, 1) for sq in chess.SQUARES)
 _SHIELD2: Final = tuple(_rank_mask_ahead(sq, 2) for sq in chess.SQUARES)
+_KING_RACE_DISTANCE: Final = tuple(
+    tuple(min(chess.square_distance(a, b), 5) for b in chess.SQUARES) for a in chess.SQUARES
+)
+"""``[king][square]``: Chebyshev distance, capped at 5 (further is as good as lost)."""
+_URGENCY: Final = tuple(5 * r - 13 if r >= 3 else 0 for r in range(8))
+"""A passed pawn's weight in the king race by its rank index (rank 4 is 2, rank 7 is 17)."""
 _NEAR_FILES: Final = tuple(
     tuple(chess.BB_FILES[f] for f in (sq % 8 - 1, sq % 8, sq % 8 + 1) if 0 <= f < 8)
     for sq in chess.SQUARES
@@ -230,6 +242,8 @@ class EvalTables:
         "mob_q",
         "mob_r",
         "passed",
+        "passed_king_them",
+        "passed_king_us",
         "pawn_cache",
         "psq",
         "rook_open",
@@ -282,6 +296,8 @@ class EvalTables:
             both(f"passed.r{r + 1}") if r + 1 in _PASSED_RANKS else 0 for r in range(8)
         )
         """By rank index 0..7 (white's view): rank 2 is index 1."""
+        self.passed_king_them = both("passed.king_them")
+        self.passed_king_us = both("passed.king_us")
         self.king_shield1 = pack(weight("king.mg.shield1"), 0)
         self.king_shield2 = pack(weight("king.mg.shield2"), 0)
         self.king_open_file = pack(weight("king.mg.open_file"), 0)
@@ -326,10 +342,14 @@ def game_phase(board: chess.Board) -> int:
 
 
 def _pawn_king_side(
-    t: EvalTables, own: chess.Bitboard, enemy: chess.Bitboard, king: chess.Square
+    t: EvalTables,
+    own: chess.Bitboard,
+    enemy: chess.Bitboard,
+    king: chess.Square,
+    enemy_king: chess.Square,
 ) -> int:
     """Packed pawn-structure and pawn-shelter score of one side, seen as white (black's pawns
-    and king arrive flipped), by whole-board set operations."""
+    and kings arrive flipped), by whole-board set operations."""
     # Per file: doubled counts the pawns beyond the first, isolated every pawn of a file with
     # no own pawn on either neighbour file; both as whole-board fills instead of a file loop.
     doubled = (own & (_north_fill(own) << 8)).bit_count()
@@ -361,7 +381,14 @@ def _pawn_king_side(
     while passed:
         sq = passed.bit_length() - 1
         passed ^= _BB_SQUARES[sq]
-        score += t.passed[sq >> 3]
+        rank = sq >> 3
+        score += t.passed[rank]
+        if rank >= 3:
+            stop = sq + 8
+            score += _URGENCY[rank] * (
+                t.passed_king_them * _KING_RACE_DISTANCE[enemy_king][stop]
+                + t.passed_king_us * _KING_RACE_DISTANCE[king][stop]
+            )
     for file_mask in _NEAR_FILES[king]:
         if not own & file_mask:
             score += t.king_open_file
@@ -372,8 +399,8 @@ def pawn_king_score(
     t: EvalTables, wp: chess.Bitboard, bp: chess.Bitboard, wk: chess.Square, bk: chess.Square
 ) -> int:
     """Packed pawn and shelter terms, white's minus black's."""
-    return _pawn_king_side(t, wp, bp, wk) - _pawn_king_side(
-        t, chess.flip_vertical(bp), chess.flip_vertical(wp), bk ^ 56
+    return _pawn_king_side(t, wp, bp, wk, bk) - _pawn_king_side(
+        t, chess.flip_vertical(bp), chess.flip_vertical(wp), bk ^ 56, wk ^ 56
     )
 
 
@@ -581,6 +608,10 @@ def side_counts(board: chess.Board, color: chess.Color) -> dict[str, int]:
     terms = dict.fromkeys(_PAWN_TERMS, 0)
     terms["doubled"] = sum(n - 1 for n in per_file if n > 1)
     passed = dict.fromkeys(_PASSED_RANKS, 0)
+    own_king = board.king(color)
+    enemy_king = board.king(enemy_color)
+    assert own_king is not None and enemy_king is not None, "evaluation needs both kings"
+    king_them = king_us = 0
     for square in own_pawns:
         file, rank = chess.square_file(square), relative_rank(square)
         sides = [f for f in (file - 1, file + 1) if 0 <= f < 8]
@@ -607,13 +638,19 @@ def side_counts(board: chess.Board, color: chess.Color) -> dict[str, int]:
         ) or any(chess.square_file(o) == file and relative_rank(o) > rank for o in own_pawns)
         if not blocked:
             passed[rank + 1] += 1
+            if rank >= 3:
+                stop = square + 8 if color == chess.WHITE else square - 8
+                urgency = 5 * rank - 13
+                king_them += urgency * min(chess.square_distance(enemy_king, stop), 5)
+                king_us += urgency * min(chess.square_distance(own_king, stop), 5)
     for name, value in terms.items():
         counts[f"pawns.{name}"] = value
     for rank_name, value in passed.items():
         counts[f"passed.r{rank_name}"] = value
+    counts["passed.king_them"] = king_them
+    counts["passed.king_us"] = king_us
 
-    king = board.king(color)
-    assert king is not None, "evaluation needs both kings on the board"
+    king = own_king
     king_file, king_rank = chess.square_file(king), relative_rank(king)
     near_files = [f for f in (king_file - 1, king_file, king_file + 1) if 0 <= f < 8]
     counts["king.shield1"] = sum(

@@ -223,6 +223,7 @@ def all_feature_names() -> set[str]:
             names.add(f"pawns.{phase}.{term}")
         for rank in range(2, 8):
             names.add(f"passed.{phase}.r{rank}")
+        names |= {f"passed.{phase}.king_them", f"passed.{phase}.king_us"}
         names |= {f"rook.{phase}.open_file", f"rook.{phase}.semi_open_file"}
         names |= {f"threats.{phase}.{t}" for t in ("pawn", "minor", "rook", "hanging")}
     names |= {f"king.mg.{t}" for t in ("shield1", "shield2", "open_file", "attackers")}
@@ -273,8 +274,8 @@ def counts(fen: str, color: chess.Color) -> dict[str, int]:
 
 
 def test_pawn_structure_counts() -> None:
-    """Doubled isolated a-pawns, a c4-d4 phalanx, a passed h6 pawn; black's b7 and e6 are
-    isolated.
+    """Doubled isolated a-pawns, a c4-d4 phalanx, a passed h6 pawn in a king race; black's b7
+    and e6 are isolated.
 
         . . . . k . . .
         . p . . . . . .
@@ -292,6 +293,9 @@ def test_pawn_structure_counts() -> None:
         "pawns.isolated": 3,
         "pawns.connected": 2,
         "passed.r6": 1,
+        # h6 (urgency 12) stops on h7: 3 squares from e8, 6 (capped at 5) from e1.
+        "passed.king_them": 12 * 3,
+        "passed.king_us": 12 * 5,
         "king.open_file": 2,
     }
     assert counts(fen, chess.BLACK) == {
@@ -321,6 +325,9 @@ def test_backward_and_protected_pawns() -> None:
         "pawns.backward": 1,
         "pawns.connected": 2,
         "passed.r4": 1,
+        # c4 (urgency 2) stops on c5: 3 squares from e8, 4 from e1.
+        "passed.king_them": 2 * 3,
+        "passed.king_us": 2 * 4,
         "king.shield2": 1,
         "king.open_file": 1,
     }
