@@ -650,8 +650,7 @@ def side_counts(board: chess.Board, color: chess.Color) -> dict[str, int]:
     counts["passed.king_them"] = king_them
     counts["passed.king_us"] = king_us
 
-    king = own_king
-    king_file, king_rank = chess.square_file(king), relative_rank(king)
+    king_file, king_rank = chess.square_file(own_king), relative_rank(own_king)
     near_files = [f for f in (king_file - 1, king_file, king_file + 1) if 0 <= f < 8]
     counts["king.shield1"] = sum(
         1
@@ -664,7 +663,7 @@ def side_counts(board: chess.Board, color: chess.Color) -> dict[str, int]:
         if chess.square_file(o) in near_files and relative_rank(o) == king_rank + 2
     )
     counts["king.open_file"] = sum(1 for f in near_files if per_file[f] == 0)
-    zone = board.attacks(king) | chess.SquareSet.from_square(king)
+    zone = board.attacks(own_king) | chess.SquareSet.from_square(own_king)
     attackers = zone_attacks = 0
     for piece_type in _MOBILE:
         for square in board.pieces(piece_type, enemy_color):
