@@ -406,7 +406,11 @@ class EngineSession:
             case cmd.Position(fen=fen, moves=moves):
                 self._set_position(fen, moves)
             case cmd.Go(limits=limits, errors=errors):
-                self._go(limits, bounded=not errors, seq=item.seq)
+                try:
+                    self._go(limits, bounded=not errors, seq=item.seq)
+                except Exception as exc:  # failed before a search began: still one bestmove
+                    self._internal_error("go", exc, item.line)
+                    self._send_bestmove(None, self._game)
             case cmd.Display():
                 for text in self._game.display().splitlines():
                     self._send(text)

@@ -359,6 +359,11 @@ class _Worker:
                 self._dispatch(self.conn.recv())
         except (EOFError, OSError):
             self.died("the worker closed its pipe")
+        except Exception:
+            # A message that does not unpickle cannot be matched to its job: end the worker
+            # (its jobs fail over to the session's fallback answer) rather than hang them.
+            log.exception("unreadable message from worker %s", self.pid)
+            self.died("it sent an unreadable message")
 
     def _dispatch(self, message: msg.FromWorker) -> None:
         if isinstance(message, msg.Info):

@@ -7,6 +7,7 @@ either (the failure is in move generation itself), ``bestmove 0000`` is still se
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import chess
 import pytest
@@ -41,8 +42,29 @@ def _assert_one_legal_reply_to_e2e4(lines: list[str]) -> None:
     assert chess.Move.from_uci(best[0].split()[1]) in board.legal_moves
 
 
-def _broken(self: ChessGame) -> list[chess.Move]:
-    raise RuntimeError("move generator out of order")
+class _Broken:
+    """The session's chess game with some of its methods out of order.
+
+    A wrapper, not a patched class: mypyc compiles :class:`ChessGame`, and a compiled class
+    cannot be patched.  Copies (what a search gets) are broken the same way."""
+
+    def __init__(self, game: ChessGame, *broken: str) -> None:
+        self._inner = game
+        self._broken = broken
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self._broken:
+            raise RuntimeError(f"{name} out of order")
+        return getattr(self._inner, name)
+
+    def copy(self) -> _Broken:
+        if "copy" in self._broken:
+            raise RuntimeError("copy out of order")
+        return _Broken(self._inner.copy(), *self._broken)
+
+
+def _break(patch: pytest.MonkeyPatch, session: EngineSession, *broken: str) -> None:
+    patch.setattr(session, "_game", _Broken(session._game, *broken))
 
 
 async def test_failed_search_with_no_fallback_move_answers_the_null_move(
@@ -52,8 +74,7 @@ async def test_failed_search_with_no_fallback_move_answers_the_null_move(
     session = EngineSession(sink)
     await session.handle("position startpos moves e2e4")
     with monkeypatch.context() as patch:
-        patch.setattr(ChessGame, "noisy_moves", _broken)
-        patch.setattr(ChessGame, "legal_moves", _broken)
+        _break(patch, session, "noisy_moves", "legal_moves")
         lines = await _go(session, sink, "go depth 2")
     assert [line for line in lines if line.startswith("bestmove")] == ["bestmove 0000"]
     # One short line for the client (the traceback stays in the server's log).
@@ -72,7 +93,26 @@ async def test_failed_search_falls_back_to_a_legal_move(monkeypatch: pytest.Monk
     session = EngineSession(sink)
     await session.handle("position startpos moves e2e4")
     with monkeypatch.context() as patch:
-        patch.setattr(ChessGame, "noisy_moves", _broken)
+        _break(patch, session, "noisy_moves")
         lines = await _go(session, sink, "go depth 2")
+    _assert_one_legal_reply_to_e2e4(lines)
+    await session.close()
+
+
+async def test_go_that_fails_before_its_search_still_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A failure before any search has started (here: copying the game for it) is an
+    internal error like a failed search, and the ``go`` still gets its one ``bestmove``."""
+    sink = ListSink()
+    session = EngineSession(sink)
+    await session.handle("position startpos moves e2e4")
+    with monkeypatch.context() as patch:
+        _break(patch, session, "copy")
+        lines = await _go(session, sink, "go depth 2")
+    _assert_one_legal_reply_to_e2e4(lines)
+    errors = [line for line in lines if line.startswith("info string error: internal error")]
+    assert errors == ["info string error: internal error in go (RuntimeError) (go depth 2)"]
+    lines = await _go(session, sink, "go depth 2")
     _assert_one_legal_reply_to_e2e4(lines)
     await session.close()
