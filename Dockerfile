@@ -11,11 +11,18 @@
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 # Build stage: install the package (and its dependencies) into a virtual environment, so the
-# runtime stage gets one self-contained directory and no build tools.
+# runtime stage gets one self-contained directory and no build tools.  The install compiles
+# the engine's hot modules with mypyc (setup.py), which needs a C compiler here only.
 FROM ${PYTHON_IMAGE} AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1
+# The compiler comes with the base image's Debian release; pinning its version would only
+# break the build at that release's next point update.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY brudno ./brudno
 COPY engine ./engine
 COPY games ./games

@@ -83,6 +83,11 @@ class Cp:
 
     value: int
 
+    def __reduce__(self) -> tuple[type[Cp], tuple[int]]:
+        # Pickled by value: mypyc compiles this module, and pickle's default for a class
+        # without __dict__ would set the fields one by one, which a frozen class refuses.
+        return Cp, (self.value,)
+
 
 @dataclass(frozen=True, slots=True)
 class Mate:
@@ -92,6 +97,9 @@ class Mate:
     """
 
     moves: int
+
+    def __reduce__(self) -> tuple[type[Mate], tuple[int]]:
+        return Mate, (self.moves,)  # by value, as Cp
 
 
 Reported = Cp | Mate

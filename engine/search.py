@@ -54,7 +54,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Final
 
 from engine.control import SearchControl
@@ -188,6 +188,11 @@ class SearchConfig:
     """Whether the static evaluation rose since this side's previous move steers the pruning:
     reduce and prune more where it fell (the position is getting worse; cut-offs are less
     likely), less where it rose."""
+
+    def __reduce__(self) -> tuple[type[SearchConfig], tuple[bool, ...]]:
+        # Pickled by value (it goes to search workers): mypyc compiles this module, and
+        # pickle's default would set the fields one by one, which a frozen class refuses.
+        return SearchConfig, tuple(getattr(self, field.name) for field in fields(self))
 
 
 ABLATIONS: Final[dict[str, SearchConfig]] = {

@@ -132,6 +132,11 @@ class SharedTable:
     size_mb: int
     buckets: int
 
+    def __reduce__(self) -> tuple[type[SharedTable], tuple[str, int, int]]:
+        # Pickled by value: mypyc compiles this module, and pickle's default would set the
+        # fields one by one, which a frozen class refuses.
+        return SharedTable, (self.name, self.size_mb, self.buckets)
+
 
 def _object_bytes(obj: object) -> int:
     """What keeping ``obj`` alive costs, rounded to pymalloc's 16-byte blocks.
@@ -246,7 +251,9 @@ class TranspositionTable:
     @classmethod
     def attach(cls, shared: SharedTable) -> TranspositionTable:
         """Another process's shared table, from its :attr:`shared` handle."""
-        table = cls.__new__(cls)
+        # Built through __init__ (mypyc's compiled classes cannot skip it) as the smallest
+        # private table, whose 1 MiB is dropped at once for a view of the shared block.
+        table = cls(1)
         table._init_fields(owner=False)
         block = SharedWords(name=shared.name)
         table._map(block)

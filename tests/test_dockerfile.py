@@ -229,9 +229,11 @@ def test_build_context_holds_the_package_and_nothing_else() -> None:
         assert f"{package}/__init__.py" in files
         assert f"{package}/py.typed" in files
     assert "games/data/chess_weights.json" in files  # package data travels too
-    assert {"pyproject.toml", "README.md"} <= files
+    assert {"pyproject.toml", "setup.py", "README.md"} <= files
     for unwanted in ("tests/", ".git/", "bench/", ".ci/", "__pycache__/", ".egg-info/"):
         assert not any(unwanted in f"/{f}" or f.startswith(unwanted) for f in files), unwanted
+    # Extensions built in place by an editable install stay out: the image compiles its own.
+    assert not any(f.endswith(".so") for f in files)
 
 
 def test_compose_runs_a_real_serve_command() -> None:

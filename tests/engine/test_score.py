@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -106,3 +108,10 @@ def test_wdl_shape() -> None:
 def test_value_of_undoes_report(score: int) -> None:
     """Exact for the plies a mate can be at (odd for the side to move, even against it)."""
     assert value_of(report(score)) == score
+
+
+@pytest.mark.parametrize("reported", [Cp(-35), Cp(0), Mate(3), Mate(-1), Mate(0)])
+def test_reported_scores_cross_a_pickle_unchanged(reported: Cp | Mate) -> None:
+    """Scores travel from search workers to sessions by pickle (also when mypyc compiles
+    this module, whose frozen classes cannot be filled in field by field)."""
+    assert pickle.loads(pickle.dumps(reported)) == reported

@@ -9,6 +9,8 @@ here with python-chess's own probes) is the best the position offers.
 
 from __future__ import annotations
 
+from typing import Any
+
 import chess
 import chess.syzygy
 import pytest
@@ -41,7 +43,7 @@ def tables() -> chess.syzygy.Tablebase:
 
 
 def search(
-    game: ChessGame, depth: int, *, multipv: int = 1, **limits: int
+    game: ChessGame | CursedChess, depth: int, *, multipv: int = 1, **limits: int
 ) -> tuple[SearchResult, list[SearchInfo]]:
     infos: list[SearchInfo] = []
     result = Searcher(1).search(
@@ -134,11 +136,20 @@ def test_a_capture_into_the_tables_is_scored_as_a_tablebase_win(
     assert plain.score.value < TB_BOUND and plain_infos[-1].tbhits == 0
 
 
-class CursedChess(ChessGame):
-    """Every win and loss the tables report is one the fifty-move rule spoils (WDL ±1)."""
+class CursedChess:
+    """Every win and loss the tables report is one the fifty-move rule spoils (WDL ±1).
+
+    A wrapper around the game, not a subclass: mypyc compiles :class:`ChessGame`, and an
+    interpreted class cannot inherit from a compiled one."""
+
+    def __init__(self, game: ChessGame) -> None:
+        self._game = game
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._game, name)
 
     def tb_wdl(self) -> int | None:
-        wdl = super().tb_wdl()
+        wdl = self._game.tb_wdl()
         return None if wdl is None else (wdl + 1) // 2 if wdl > 0 else -((1 - wdl) // 2)
 
 
@@ -146,7 +157,7 @@ class CursedChess(ChessGame):
 def test_syzygy50moverule_decides_whether_a_cursed_win_is_a_win(
     settings: SyzygySettings, rule50: bool
 ) -> None:
-    game = CursedChess(chess.Board(ROOK_TRADE))
+    game = CursedChess(ChessGame(chess.Board(ROOK_TRADE)))
     game.use_tablebases(
         SyzygySettings.from_found(
             find_tables([REGULAR]), probe_depth=1, probe_limit=7, rule50=rule50

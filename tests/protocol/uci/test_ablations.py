@@ -9,6 +9,7 @@ configuration as it was.
 from __future__ import annotations
 
 import dataclasses
+import pickle
 
 import pytest
 
@@ -52,6 +53,13 @@ _SHORT = {
     "improving": "improving",
     "falling_eval_time": "fallingtime",
 }
+
+
+@pytest.mark.parametrize("name", sorted(ABLATIONS))
+def test_an_ablation_crosses_a_pickle_unchanged(name: str) -> None:
+    """Configs travel to search workers by pickle (also when mypyc compiles the search,
+    whose frozen classes cannot be filled in field by field)."""
+    assert pickle.loads(pickle.dumps(ABLATIONS[name])) == ABLATIONS[name]
 
 
 def test_every_switch_has_an_ablation() -> None:
