@@ -408,9 +408,10 @@ class EngineSession:
             case cmd.Go(limits=limits, errors=errors):
                 try:
                     self._go(limits, bounded=not errors, seq=item.seq)
-                except Exception as exc:  # failed before a search began: still one bestmove
+                except Exception as exc:
                     self._internal_error("go", exc, item.line)
-                    self._send_bestmove(None, self._game)
+                    if self._job is None:  # no search began to answer it: still one bestmove
+                        self._send_bestmove(None, self._game)
             case cmd.Display():
                 for text in self._game.display().splitlines():
                     self._send(text)
