@@ -9,9 +9,13 @@ a build that silently stayed pure Python, and an extension older than its source
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import os
+import re
+import sys
+import tomllib
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
@@ -67,3 +71,45 @@ def test_no_extension_is_older_than_its_source(path: str) -> None:
             f"{shim.name} is older than {path} and shadows it: "
             "reinstall (pip install -e .) to rebuild it"
         )
+
+
+def _third_party_imports(paths: list[str]) -> set[str]:
+    """Top-level names of what the modules import outside the standard library and the
+    project, following the project's own imports as mypy does when it type-checks them."""
+    project = {"brudno", "engine", "games", "protocol"}
+    seen: set[Path] = set()
+    todo = [REPO / path for path in paths]
+    found: set[str] = set()
+    while todo:
+        file = todo.pop()
+        if file in seen or not file.exists():
+            continue
+        seen.add(file)
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module]
+                if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                else []
+            )
+            for name in names:
+                top = name.split(".")[0]
+                if top in project:
+                    base = REPO.joinpath(*name.split("."))
+                    todo += [base.with_suffix(".py"), base / "__init__.py"]
+                elif top not in sys.stdlib_module_names:
+                    found.add(top)
+    return found
+
+
+def test_the_build_environment_holds_what_the_compiled_modules_import() -> None:
+    """mypyc type-checks before it compiles, in pip's isolated build environment, where the
+    project's own dependencies are not installed yet: each library the compiled modules
+    import must be a build requirement too (without python-chess there, the build failed on
+    a fresh machine)."""
+    requires = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["build-system"][
+        "requires"
+    ]
+    names = {re.split(r"[<>=!~;\[ ]", requirement)[0] for requirement in requires}
+    assert _third_party_imports(COMPILED) <= names
