@@ -11,6 +11,11 @@ evaluation work began.  The node counts differ whenever the search or the evalua
 (the tree is another one); nodes per second is what the comparison is about.  Run it on a
 quiet machine: load shifts both sides, but not always by the same amount.
 
+When this checkout runs compiled (mypyc extensions beside its sources, as an editable install
+or ``python setup.py build_ext --inplace`` leaves them), the reference tree is compiled the same
+way first, so that compiled code is compared with compiled code; ``--build no`` compares with
+the reference in pure Python, ``--build yes`` compiles it regardless.
+
 ``--instructions`` counts instead of timing, for a machine that is not quiet (a match
 running beside it): each tree's ``brudno bench --depth D`` runs once under valgrind's
 cachegrind, and so does ``--depth 1`` (imports and start-up), with ``PYTHONHASHSEED=0``.
@@ -84,6 +89,25 @@ def _instructions(tree: Path, depth: int) -> tuple[int, int]:
     return int(nodes.group(1)), int(irefs.group(1).replace(",", ""))
 
 
+def _compiled_in_place(tree: Path) -> bool:
+    """Does ``tree`` hold mypyc extensions beside its sources?"""
+    return any((tree / "engine").glob("*.so"))
+
+
+def _build(tree: Path) -> None:
+    """Compile ``tree``'s hot path in place, as an editable install would."""
+    if not (tree / "setup.py").exists():
+        print(f"{tree.name}: no setup.py, runs in pure Python", flush=True)
+        return
+    print(f"{tree.name}: compiling (python setup.py build_ext --inplace)", flush=True)
+    subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+        cwd=tree,
+        capture_output=True,
+        check=True,
+    )
+
+
 def _compare_instructions(trees: dict[str, Path], depth: int) -> None:
     per_node: dict[str, float] = {}
     for name, tree in trees.items():
@@ -110,6 +134,12 @@ def main() -> None:
         help="count instructions under valgrind instead of timing (load does not matter)",
     )
     parser.add_argument("--depth", type=int, default=5, help="bench depth for --instructions")
+    parser.add_argument(
+        "--build",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="compile the reference tree (auto: when this checkout is compiled)",
+    )
     args = parser.parse_args()
     head = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"],
@@ -118,6 +148,15 @@ def main() -> None:
         text=True,
         check=True,
     ).stdout.strip()
+    changed = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    if changed:
+        head += "+changes"  # the working tree, not the commit
     with tempfile.TemporaryDirectory() as tmp:
         ref_tree = Path(tmp) / "ref"
         subprocess.run(
@@ -126,6 +165,8 @@ def main() -> None:
             check=True,
         )
         try:
+            if args.build == "yes" or (args.build == "auto" and _compiled_in_place(HERE)):
+                _build(ref_tree)
             if args.instructions:
                 _compare_instructions({args.ref: ref_tree, head: HERE}, args.depth)
                 return

@@ -229,6 +229,18 @@ class MoveCodec(Protocol[MoveT]):
         ...
 
 
+@runtime_checkable
+class InternedMoves(Protocol):
+    """Optional: the game hands out one object per move, so equal moves are identical.
+
+    Every move a game with ``moves_interned`` true returns (move lists, decoded move codes,
+    parsed moves) is the same object each time.  The search then compares moves by identity,
+    which matters where moves are Python objects with a Python-level ``__eq__``.
+    """
+
+    moves_interned: bool
+
+
 @dataclass(frozen=True, slots=True)
 class TablebaseProbing:
     """How a search may use a game's endgame tablebases (the ``Syzygy*`` UCI options)."""

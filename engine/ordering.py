@@ -40,7 +40,8 @@ STAGE_LOSING = 4
 """Noisy moves that lose material by static exchange, after the quiet moves."""
 
 History = Counter[Hashable]
-"""History scores by move: a ``Counter`` so unknown moves score 0 without being inserted."""
+"""History scores by move (or by the move's code, see ``history_key``): a ``Counter`` so
+unknown moves score 0 without being inserted."""
 
 
 def staged_moves(
@@ -52,11 +53,15 @@ def staged_moves(
     *,
     exchange: Callable[[Any, int], bool] | None = None,
     counter: Hashable | None = None,
+    interned: bool = False,
+    history_key: Callable[[Any], Hashable] | None = None,
 ) -> Iterator[tuple[Any, int]]:
     """Yield ``(move, stage)`` for every legal move of ``game`` exactly once, best guess first.
 
     ``exchange(move, 0)`` (a game's ``see_ge``), when given, sends losing noisy moves to the
-    last stage.  The game must not be changed between steps except by balanced push/pop pairs.
+    last stage.  ``interned`` says equal moves are the same object (see :func:`take`).
+    ``history`` is keyed by ``history_key(move)`` when that is given, else by the move.  The
+    game must not be changed between steps except by balanced push/pop pairs.
     """
     tt_noisy = False
     if tt_move is not None:
@@ -64,8 +69,7 @@ def staged_moves(
     noisy = game.noisy_moves()
     losing: list[Any] = []
     if noisy:
-        if tt_move is not None and tt_move in noisy:
-            noisy.remove(tt_move)
+        if tt_move is not None and take(noisy, tt_move, interned):
             tt_noisy = True
         for move in noisy:
             if exchange is not None and not exchange(move, 0):
@@ -77,23 +81,43 @@ def staged_moves(
         for move in losing:
             yield move, STAGE_LOSING
         return
-    if tt_move is not None and not tt_noisy and tt_move in quiets:
-        quiets.remove(tt_move)
-    if killer1 is not None and killer1 in quiets:
-        quiets.remove(killer1)
+    if tt_move is not None and not tt_noisy:
+        take(quiets, tt_move, interned)
+    if killer1 is not None and take(quiets, killer1, interned):
         yield killer1, STAGE_KILLER
-    if killer2 is not None and killer2 in quiets:
-        quiets.remove(killer2)
+    if killer2 is not None and take(quiets, killer2, interned):
         yield killer2, STAGE_KILLER
-    if counter is not None and counter in quiets:
-        quiets.remove(counter)
+    if counter is not None and take(quiets, counter, interned):
         yield counter, STAGE_KILLER
     if len(quiets) > 1:
-        quiets.sort(key=history.__getitem__, reverse=True)
+        if history_key is None:
+            quiets.sort(key=history.__getitem__, reverse=True)
+        else:
+            quiets.sort(key=lambda move: history[history_key(move)], reverse=True)
     for move in quiets:
         yield move, STAGE_QUIET
     for move in losing:
         yield move, STAGE_LOSING
+
+
+def take(moves: list[Any], move: Any, interned: bool) -> bool:
+    """Remove ``move`` from ``moves`` if it is there, and say whether it was.
+
+    Moves are looked for by identity first: the table, killer and counter moves are usually
+    the very objects the game generated, and ``==`` on a move object is a Python-level call
+    per list element (python-chess's ``Move.__eq__``), where ``is`` is one pointer compare.
+    When ``interned`` (the game hands out one object per move), identity is the whole test;
+    otherwise an equal move is looked for too.  A move list holds each move once, so either
+    way the same element is removed as by ``list.remove``.
+    """
+    for i in range(len(moves)):
+        if moves[i] is move:
+            del moves[i]
+            return True
+    if interned or move not in moves:
+        return False
+    moves.remove(move)
+    return True
 
 
 def ordered_moves(
@@ -101,11 +125,17 @@ def ordered_moves(
     tt_move: Hashable | None = None,
     killers: tuple[Hashable | None, Hashable | None] = (None, None),
     history: History | None = None,
+    history_key: Callable[[Any], Hashable] | None = None,
 ) -> list[Any]:
     """All legal moves in staged order, as a list (for the root and for tests)."""
     return [
         move
         for move, _ in staged_moves(
-            game, tt_move, killers[0], killers[1], Counter() if history is None else history
+            game,
+            tt_move,
+            killers[0],
+            killers[1],
+            Counter() if history is None else history,
+            history_key=history_key,
         )
     ]

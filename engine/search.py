@@ -59,7 +59,7 @@ from typing import Any, Final
 
 from engine.control import SearchControl
 from engine.driver import Counters, Driver, Iteration, Line, Root, SearchStopped
-from engine.game import CheckTest, Game, MoveCodec, StaticExchange, Tablebase
+from engine.game import CheckTest, Game, InternedMoves, MoveCodec, StaticExchange, Tablebase
 from engine.info import InfoCallback, SearchInfo, SearchResult, ignore_info
 from engine.limits import Limits
 from engine.ordering import (
@@ -139,6 +139,11 @@ def _check_by_playing(game: Game[Any]) -> Callable[[Any], bool]:
         return check
 
     return gives_check
+
+
+def _same_move(move: Any) -> Hashable:
+    """The history key of a move in a game without move codes: the move itself."""
+    return move  # type: ignore[no-any-return]
 
 
 def _no_gain() -> int:
@@ -345,8 +350,15 @@ class Searcher:
         root_tt_move = None
         if root_entry is not None and root_entry.move in legal_root:
             root_tt_move = root_entry.move
+        # History is keyed by the game's move codes where it has them: an int hashes in C,
+        # a move object (python-chess's) through a Python-level ``__hash__`` on every lookup.
+        hist_key: Callable[[Any], Hashable] = (
+            game.move_code if isinstance(game, MoveCodec) else _same_move
+        )
         root_moves = (
-            ordered_moves(game, root_tt_move, history=hist_tables[root_side]) if legal_root else []
+            ordered_moves(game, root_tt_move, history=hist_tables[root_side], history_key=hist_key)
+            if legal_root
+            else []
         )
 
         # Step 3. Limits, as the driver derived them from ``go``: nodes, mate, the deadline.
@@ -416,6 +428,7 @@ class Searcher:
         use_fut = cfg.futility and not proof
         # The optional capabilities, asked once per search (engine.game).
         exchange = game if isinstance(game, StaticExchange) else None
+        interned = isinstance(game, InternedMoves) and game.moves_interned
         use_see = exchange is not None and cfg.exchange_pruning and not proof
         see_ge: Callable[[Any, int], bool] = _keeps_material
         max_gain: Callable[[], int] = _no_gain
@@ -743,6 +756,8 @@ class Searcher:
                 hist,
                 exchange=exchange_order,
                 counter=None if previous is None else counters_here.get(previous),
+                interned=interned,
+                history_key=hist_key,
             ):
                 legal += 1
                 prunable = False
@@ -804,18 +819,21 @@ class Searcher:
                             if STAGE_KILLER <= stage <= STAGE_QUIET or (
                                 stage == STAGE_TT and not is_noisy(move)
                             ):
-                                if kl[0] != move:
+                                killer = kl[0]
+                                if killer is not move and (interned or killer != move):
                                     kl[1] = kl[0]
                                     kl[0] = move
                                 if previous is not None:
                                     counters_here[previous] = move
                                 bonus = depth * depth if depth < 64 else 4096
-                                h = hist[move]
-                                hist[move] = h + bonus - h * bonus // _HIST_MAX
+                                code = hist_key(move)
+                                h = hist[code]
+                                hist[code] = h + bonus - h * bonus // _HIST_MAX
                                 if tried is not None:
                                     for q in tried:
-                                        h = hist[q]
-                                        hist[q] = h - bonus - h * bonus // _HIST_MAX
+                                        code = hist_key(q)
+                                        h = hist[code]
+                                        hist[code] = h - bonus - h * bonus // _HIST_MAX
                             break
                         alpha = s
                 if STAGE_KILLER <= stage <= STAGE_QUIET:

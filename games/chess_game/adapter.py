@@ -30,8 +30,14 @@ from engine.game import IllegalMoveError, InvalidPositionError, TablebaseProbing
 from games.chess_game import evaluation
 from games.chess_game.checks import CheckSquares, check_squares, quick_gives_check
 from games.chess_game.evaluation import EvalTables, evaluate_fast, material_psq
-from games.chess_game.make import push_plain
-from games.chess_game.movegen import legal_evasions, legal_moves_not_in_check, pinned_pieces
+from games.chess_game.make import pop_move, push_null, push_plain
+from games.chess_game.movegen import (
+    MOVES,
+    legal_evasions,
+    legal_moves_not_in_check,
+    pinned_pieces,
+    shared_move,
+)
 from games.chess_game.pieces import piece_type_on
 from games.chess_game.see import SEE_VALUES, see_ge
 from games.chess_game.tablebase import SyzygySettings, probe_wdl, root_moves
@@ -74,7 +80,6 @@ _PAWN: Final = chess.PAWN
 _ROOK: Final = chess.ROOK
 _KING: Final = chess.KING
 _QUEEN: Final = chess.QUEEN
-_NULL: Final = chess.Move.null()
 _SEE_PAWN: Final = SEE_VALUES[chess.PAWN]
 _SEE_BISHOP: Final = max(SEE_VALUES[chess.BISHOP], SEE_VALUES[chess.KNIGHT])
 _SEE_ROOK: Final = SEE_VALUES[chess.ROOK]
@@ -144,8 +149,6 @@ _STATUS_TEXT: Final = (
 )
 
 
-_MOVES_BY_CODE: list[chess.Move | None] = [None] * (chess.KING << 12)
-"""Decoded move codes, filled as codes are met: a table decodes a move per probe."""
 _EVAL_LIMIT: Final = 20_000
 """Static evaluations are clamped to this, far inside the search's mate scores: an ``EvalFile``
 table with absurd weights must not produce a "mate" out of material.  The one place where
@@ -238,6 +241,8 @@ class ChessGame:
     )
 
     variant: str = "chess"
+    moves_interned: bool = True
+    """Every move handed out is the shared object of :mod:`games.chess_game.movegen`."""
 
     def __init__(
         self,
@@ -316,7 +321,7 @@ class ChessGame:
         moves = self._legal(_BB_ALL, b.occupied_co[not us])
         ep = b.ep_square
         if ep is not None:
-            moves.extend(b.generate_legal_ep())
+            moves.extend(MOVES[m.from_square][m.to_square] for m in b.generate_legal_ep())
         promoting = b.pawns & b.occupied_co[us] & (chess.BB_RANK_7 if us else chess.BB_RANK_2)
         if promoting:
             moves.extend(self._legal(promoting, _BB_ALL & ~b.occupied))
@@ -485,10 +490,7 @@ class ChessGame:
         self._keys.append(key)
 
     def pop(self) -> None:
-        # python-chess's Board.pop inlined (once per node): the move and the board state.
-        b = self._board
-        b.move_stack.pop()
-        b._stack.pop().restore(b)
+        pop_move(self._board)
         self._keys.pop()
         (
             self._key,
@@ -511,7 +513,7 @@ class ChessGame:
         self._undo.append(
             (self._key, self._ep_z, self._castling, self._castle_z, self._psq, self._window)
         )
-        self._board.push(_NULL)
+        push_null(self._board)
         self._key ^= TURN_KEY ^ self._ep_z
         self._ep_z = 0
         self._window = 0  # positions before a pass are not repetitions of positions after it
@@ -633,9 +635,10 @@ class ChessGame:
         if move.drop:
             raise IllegalMoveError(f"chess has no drops ({text})")
         try:
-            return self._board.parse_uci(stripped)
+            parsed = self._board.parse_uci(stripped)
         except ValueError:
             raise IllegalMoveError(f"{self._why_illegal(move)} ({text})") from None
+        return shared_move(parsed.from_square, parsed.to_square, parsed.promotion or 0)
 
     def _why_illegal(self, move: chess.Move) -> str:
         b = self._board
@@ -718,7 +721,10 @@ class ChessGame:
             or b.occupied.bit_count() > probing.limit
         ):
             return None
-        return root_moves(settings, b, rule50)
+        moves = root_moves(settings, b, rule50)
+        if moves is None:
+            return None
+        return [shared_move(m.from_square, m.to_square, m.promotion or 0) for m in moves]
 
     # -- move codes (engine.game.MoveCodec) -------------------------------------------------
 
@@ -727,12 +733,7 @@ class ChessGame:
         return move.from_square | move.to_square << 6 | (move.promotion or 0) << 12
 
     def code_move(self, code: int) -> chess.Move:
-        move = _MOVES_BY_CODE[code]
-        if move is None:
-            promotion = code >> 12
-            move = chess.Move(code & 63, (code >> 6) & 63, promotion or None)
-            _MOVES_BY_CODE[code] = move
-        return move
+        return shared_move(code & 63, (code >> 6) & 63, code >> 12)
 
     def fen(self) -> str:
         return self._board.fen(shredder=self.chess960)

@@ -400,8 +400,15 @@ def pawn_king_score(
 ) -> int:
     """Packed pawn and shelter terms, white's minus black's."""
     return _pawn_king_side(t, wp, bp, wk, bk) - _pawn_king_side(
-        t, chess.flip_vertical(bp), chess.flip_vertical(wp), bk ^ 56, wk ^ 56
+        t, _flip_vertical(bp), _flip_vertical(wp), bk ^ 56, wk ^ 56
     )
+
+
+def _flip_vertical(bb: int) -> int:
+    """python-chess's ``flip_vertical`` (rank 1 <-> rank 8), compiled with its caller."""
+    bb = ((bb >> 8) & 0x00FF_00FF_00FF_00FF) | ((bb & 0x00FF_00FF_00FF_00FF) << 8)
+    bb = ((bb >> 16) & 0x0000_FFFF_0000_FFFF) | ((bb & 0x0000_FFFF_0000_FFFF) << 16)
+    return (bb >> 32) | ((bb & 0x0000_0000_FFFF_FFFF) << 32)
 
 
 def evaluate_fast(board: chess.Board, psq: int, t: EvalTables) -> int:

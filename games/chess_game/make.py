@@ -9,18 +9,97 @@ for every move except castling this module updates the board's fields directly.
 The result must be exactly the board python-chess's ``push`` would leave, stacks included:
 ``Board.pop``, FEN output, repetition tests and copies all read them.  The tests compare every
 field after every legal move of many positions.
+
+The undo record on the board's stack is :class:`BoardUndo`, a compiled twin of python-chess's
+``_BoardState`` (the same fields and ``restore``): python-chess's own class is interpreted
+Python, and building and restoring it was the largest Python-level cost left per node.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import chess
 from chess import BB_RANK_1, BB_RANK_8, BB_SQUARES, KING, PAWN
 
-__all__ = ["push_plain"]
+__all__ = ["BoardUndo", "pop_move", "push_null", "push_plain"]
 
-_BoardState: Final = chess._BoardState  # python-chess's own undo record, so Board.pop works
+_NULL: Final = chess.Move.null()
+
+
+class BoardUndo:
+    """python-chess's ``_BoardState``, field for field: what ``Board.pop`` restores.
+
+    ``Board.pop``, ``Board.root``, ``Board.copy`` and the repetition test use only its fields
+    and its ``restore``, so python-chess works on a stack holding these records.
+    """
+
+    def __init__(self, board: chess.Board) -> None:
+        occupied_co = board.occupied_co
+        self.pawns: int = board.pawns
+        self.knights: int = board.knights
+        self.bishops: int = board.bishops
+        self.rooks: int = board.rooks
+        self.queens: int = board.queens
+        self.kings: int = board.kings
+        self.occupied_w: int = occupied_co[True]
+        self.occupied_b: int = occupied_co[False]
+        self.occupied: int = board.occupied
+        self.promoted: int = board.promoted
+        self.turn: bool = board.turn
+        self.castling_rights: int = board.castling_rights
+        self.ep_square: int | None = board.ep_square
+        self.halfmove_clock: int = board.halfmove_clock
+        self.fullmove_number: int = board.fullmove_number
+
+    def restore(self, board: chess.Board) -> None:
+        board.pawns = self.pawns
+        board.knights = self.knights
+        board.bishops = self.bishops
+        board.rooks = self.rooks
+        board.queens = self.queens
+        board.kings = self.kings
+        occupied_co = board.occupied_co
+        occupied_co[True] = self.occupied_w
+        occupied_co[False] = self.occupied_b
+        board.occupied = self.occupied
+        board.promoted = self.promoted
+        board.turn = self.turn
+        board.castling_rights = self.castling_rights
+        board.ep_square = self.ep_square
+        board.halfmove_clock = self.halfmove_clock
+        board.fullmove_number = self.fullmove_number
+
+
+def _stack(board: chess.Board) -> list[Any]:
+    """The board's undo stack, typed to hold :class:`BoardUndo` records too."""
+    return board._stack
+
+
+def push_null(board: chess.Board) -> None:
+    """``board.push(chess.Move.null())``: the turn passes, en passant is forfeit."""
+    state = BoardUndo(board)
+    stack = _stack(board)
+    if not stack:
+        board.castling_rights = board.clean_castling_rights()
+    stack.append(state)
+    board.move_stack.append(_NULL)
+    board.ep_square = None
+    board.halfmove_clock += 1
+    us = board.turn
+    if not us:
+        board.fullmove_number += 1
+    board.turn = not us
+
+
+def pop_move(board: chess.Board) -> None:
+    """``board.pop()`` after :func:`push_plain`, :func:`push_null` or ``Board.push``."""
+    board.move_stack.pop()
+    state = _stack(board).pop()
+    if isinstance(state, BoardUndo):
+        state.restore(board)
+    else:
+        state.restore(board)  # python-chess's own record, from Board.push (castling)
 
 
 def push_plain(board: chess.Board, move: chess.Move, piece_type: int, captured: int) -> None:
@@ -34,16 +113,17 @@ def push_plain(board: chess.Board, move: chess.Move, piece_type: int, captured: 
     from_bb = BB_SQUARES[frm]
     to_bb = BB_SQUARES[to]
     us = board.turn
-    state = _BoardState(board)
+    state = BoardUndo(board)
+    stack = _stack(board)
     rights = board.castling_rights
     if rights:
-        if not board._stack:
+        if not stack:
             rights = board.clean_castling_rights()  # python-chess cleans them once, at first
         rights &= ~to_bb & ~from_bb
         if piece_type == KING and not board.promoted & from_bb:
             rights &= ~(BB_RANK_1 if us else BB_RANK_8)
         board.castling_rights = rights
-    board._stack.append(state)
+    stack.append(state)
     board.move_stack.append(move)
     ep = board.ep_square
     board.ep_square = None

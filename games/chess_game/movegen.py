@@ -38,7 +38,14 @@ from chess import (
     BB_SQUARES,
 )
 
-__all__ = ["MOVES", "legal_evasions", "legal_moves_not_in_check", "pinned_pieces", "promotions"]
+__all__ = [
+    "MOVES",
+    "legal_evasions",
+    "legal_moves_not_in_check",
+    "pinned_pieces",
+    "promotions",
+    "shared_move",
+]
 
 _BACKRANKS: Final = chess.BB_RANK_1 | chess.BB_RANK_8
 _NOT_FILE_A: Final = chess.BB_ALL & ~chess.BB_FILE_A
@@ -57,6 +64,12 @@ _PROMOTIONS: Final[dict[tuple[int, int], tuple[chess.Move, ...]]] = {
     if chess.square_rank(to) in (0, 7)
 }
 
+_SHARED_PROMOTIONS: Final[dict[tuple[int, int, int], chess.Move]] = {
+    (move.from_square, move.to_square, move.promotion or 0): move
+    for moves in _PROMOTIONS.values()
+    for move in moves
+}
+
 
 _BETWEEN: Final[tuple[tuple[chess.Bitboard, ...], ...]] = tuple(
     tuple(chess.between(a, b) for b in chess.SQUARES) for a in chess.SQUARES
@@ -67,6 +80,18 @@ _BETWEEN: Final[tuple[tuple[chess.Bitboard, ...], ...]] = tuple(
 def promotions(frm: chess.Square, to: chess.Square) -> tuple[chess.Move, ...]:
     """The four promotions of a pawn move, queen first (python-chess's order)."""
     return _PROMOTIONS[frm, to]
+
+
+def shared_move(frm: chess.Square, to: chess.Square, promotion: int) -> chess.Move:
+    """The shared object of the move ``frm``-``to`` promoting to ``promotion`` (0: none).
+
+    Every move the adapter hands out is one of these, so the search may compare moves by
+    identity (``engine.game.InternedMoves``)."""
+    if not promotion:
+        return MOVES[frm][to]
+    move = _SHARED_PROMOTIONS.get((frm, to, promotion))
+    # No shared object for a promotion no pawn can make (a code from outside a search).
+    return chess.Move(frm, to, promotion) if move is None else move
 
 
 def pinned_pieces(board: chess.Board, king: chess.Square) -> chess.Bitboard:
@@ -181,9 +206,9 @@ def legal_moves_not_in_check(
             targets ^= BB_SQUARES[to]
             append(row[to])
 
-    # Castling (python-chess checks rights, paths and attacked squares).
+    # Castling.
     if from_mask & kings and board.castling_rights & to_mask & ours & _BACKRANKS:
-        extend(board.generate_castling_moves(from_mask, to_mask))
+        _castling_moves(board, from_mask, to_mask, moves)
 
     own_pawns = pawns & ours & from_mask
     if not own_pawns:
@@ -250,10 +275,7 @@ def legal_moves_not_in_check(
     # En passant.
     ep = board.ep_square
     if ep and BB_SQUARES[ep] & to_mask and not BB_SQUARES[ep] & occupied:
-        is_safe = board._is_safe  # python-chess's own pin and skewer test
-        for move in board.generate_pseudo_legal_ep(from_mask, to_mask):
-            if is_safe(king, pinned, move):
-                append(move)
+        _en_passant(board, king, pinned, from_mask, to_mask, moves)
     return moves
 
 
@@ -285,11 +307,11 @@ def legal_evasions(  # noqa: PLR0917 - called per node in check: positional is c
         targets = BB_KING_ATTACKS[king] & ~board.occupied_co[turn] & ~off_line & to_mask
         row = MOVES[king]
         enemy = not turn
-        attackers_mask = board.attackers_mask
+        occupied = board.occupied
         while targets:
             to = targets.bit_length() - 1
             targets ^= BB_SQUARES[to]
-            if not attackers_mask(enemy, to):
+            if not _attacked(board, enemy, to, occupied):
                 moves.append(row[to])
     checker = checkers.bit_length() - 1
     if BB_SQUARES[checker] != checkers:
@@ -301,8 +323,98 @@ def legal_evasions(  # noqa: PLR0917 - called per node in check: positional is c
     # En passant capture of the checking pawn (which is not on the ep square itself).
     ep = board.ep_square
     if ep and not BB_SQUARES[ep] & target and ep + (-8 if turn else 8) == checker:
-        is_safe = board._is_safe
-        for move in board.generate_pseudo_legal_ep(from_mask, to_mask):
-            if is_safe(king, pinned, move):
-                moves.append(move)
+        _en_passant(board, king, pinned, from_mask, to_mask, moves)
     return moves
+
+
+def _attacked(board: chess.Board, color: chess.Color, square: chess.Square, occupied: int) -> bool:
+    """``board.attackers_mask(color, square, occupied) != 0``, compiled with its callers."""
+    theirs = board.occupied_co[color]
+    queens = board.queens
+    return bool(
+        (
+            BB_KNIGHT_ATTACKS[square] & board.knights
+            | BB_KING_ATTACKS[square] & board.kings
+            | BB_PAWN_ATTACKS[not color][square] & board.pawns
+            | BB_DIAG_ATTACKS[square][BB_DIAG_MASKS[square] & occupied] & (board.bishops | queens)
+            | (
+                BB_RANK_ATTACKS[square][BB_RANK_MASKS[square] & occupied]
+                | BB_FILE_ATTACKS[square][BB_FILE_MASKS[square] & occupied]
+            )
+            & (board.rooks | queens)
+        )
+        & theirs
+    )
+
+
+def _path_attacked(board: chess.Board, path: int, occupied: int) -> bool:
+    """python-chess's ``_attacked_for_king``: does the opponent attack a square of ``path``?"""
+    enemy = not board.turn
+    while path:
+        square = path.bit_length() - 1
+        path ^= BB_SQUARES[square]
+        if _attacked(board, enemy, square, occupied):
+            return True
+    return False
+
+
+def _castling_moves(
+    board: chess.Board, from_mask: int, to_mask: int, moves: list[chess.Move]
+) -> None:
+    """Append ``board.generate_castling_moves(from_mask, to_mask)``, as shared moves.
+
+    The same tests in the same order (the rook farthest up the board first), and the same
+    notation: king to its target square in standard chess, king takes rook in Chess960.
+    """
+    turn = board.turn
+    backrank = chess.BB_RANK_1 if turn else chess.BB_RANK_8
+    king = board.occupied_co[turn] & board.kings & ~board.promoted & backrank & from_mask
+    king &= -king
+    if not king:
+        return
+    king_square = king.bit_length() - 1
+    occupied = board.occupied
+    chess960 = board.chess960
+    candidates = board.clean_castling_rights() & backrank & to_mask
+    base = king_square & 56
+    while candidates:
+        candidate = candidates.bit_length() - 1
+        rook = BB_SQUARES[candidate]
+        candidates ^= rook
+        a_side = rook < king
+        king_to_square = base + 2 if a_side else base + 6
+        rook_to_square = base + 3 if a_side else base + 5
+        king_to = BB_SQUARES[king_to_square]
+        rook_to = BB_SQUARES[rook_to_square]
+        king_path = _BETWEEN[king_square][king_to_square]
+        rook_path = _BETWEEN[candidate][rook_to_square]
+        if (
+            (occupied ^ king ^ rook) & (king_path | rook_path | king_to | rook_to)
+            or _path_attacked(board, king_path | king, occupied ^ king)
+            or _path_attacked(board, king_to, occupied ^ king ^ rook ^ rook_to)
+        ):
+            continue
+        standard = king_square in (chess.E1, chess.E8) and candidate in (base, base + 7)
+        if standard and not chess960:
+            moves.append(MOVES[king_square][king_to_square])
+        else:
+            moves.append(MOVES[king_square][candidate])
+
+
+def _en_passant(  # noqa: PLR0917 - the generators' own arguments, passed on
+    board: chess.Board,
+    king: chess.Square,
+    pinned: int,
+    from_mask: int,
+    to_mask: int,
+    moves: list[chess.Move],
+) -> None:
+    """Append the legal en passant captures, as shared moves.
+
+    python-chess generates the candidates and tests each with its own pin and skewer test
+    (a capture can uncover a rank attack through two pawns at once); the move appended is
+    the shared object equal to python-chess's."""
+    is_safe = board._is_safe
+    for move in board.generate_pseudo_legal_ep(from_mask, to_mask):
+        if is_safe(king, pinned, move):
+            moves.append(MOVES[move.from_square][move.to_square])

@@ -11,7 +11,13 @@ import pytest
 
 from engine.eval import LinearEvaluator
 from engine.score import MATE_BOUND
-from games.chess_game import DEFAULT_WEIGHTS_PATH, ChessGame, default_evaluator, from_fen
+from games.chess_game import (
+    DEFAULT_WEIGHTS_PATH,
+    ChessGame,
+    default_evaluator,
+    evaluation,
+    from_fen,
+)
 from games.chess_game.evaluation import TAPER, TAPER_MAX, game_phase, side_counts
 from tests.support.paths import DATA
 
@@ -433,3 +439,11 @@ def test_absurd_weights_stay_out_of_the_mate_range() -> None:
     assert silly.evaluate(queens.features()) > 60_000
     assert queens.evaluate() == 20_000
     assert -queens.evaluate() > -MATE_BOUND
+
+
+def test_own_flip_vertical_equals_python_chess_s() -> None:
+    rng = random.Random(5)
+    boards = [0, chess.BB_ALL, chess.BB_RANK_1, chess.BB_H8, chess.BB_A1 | chess.BB_H8]
+    boards += [rng.getrandbits(64) for _ in range(200)]
+    for bb in boards:
+        assert evaluation._flip_vertical(bb) == chess.flip_vertical(bb)

@@ -34,8 +34,12 @@ def _fields(board: chess.Board) -> tuple[object, ...]:
         board.halfmove_clock,
         board.fullmove_number,
         board.move_stack,
-        [vars(state) for state in board._stack],
+        [tuple(getattr(state, name) for name in _STATE_FIELDS) for state in board._stack],
     )
+
+
+_STATE_FIELDS = tuple(vars(chess._BoardState(chess.Board())))
+"""The fields of python-chess's undo record, which the adapter's own record must match."""
 
 
 def _positions() -> list[chess.Board]:
@@ -109,3 +113,38 @@ def test_first_move_cleans_castling_rights_as_python_chess_does() -> None:
     expected.push(chess.Move.from_uci("e1d1"))
     assert _fields(game._board) == _fields(expected)
     assert game._board.castling_rights == 0
+
+
+def test_null_move_leaves_python_chess_s_board() -> None:
+    # From the start (rights to clean at the first push), with en passant to forfeit, and
+    # with black to move (the move number advances).
+    for fen in (
+        "4k3/8/8/8/8/8/8/4K2R w KQ - 0 1",
+        "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+        "rn2k2r/8/8/8/8/8/8/R3K2R b KQkq - 5 20",
+    ):
+        game = ChessGame(chess.Board(fen))
+        inner = game._board
+        before = _fields(inner)
+        expected = inner.copy()
+        expected.push(chess.Move.null())
+        game.push_null()
+        assert _fields(inner) == _fields(expected), fen
+        assert inner.fen() == expected.fen()
+        game.pop()
+        assert _fields(inner) == before
+        assert inner.fen() == chess.Board(fen).fen()
+
+
+def test_python_chess_reads_the_adapter_s_undo_records() -> None:
+    # The board's stack holds the adapter's records: python-chess's own pop, root, copy and
+    # repetition test must work on it as on its own.
+    game = ChessGame(chess.Board())
+    for uci in ("g1f3", "g8f6", "f3g1", "f6g8", "g1f3"):
+        game.push(game.parse_move(uci))
+    inner = game._board
+    assert inner.root().fen() == chess.STARTING_FEN
+    assert inner.copy().fen() == inner.fen()
+    assert inner.is_repetition(2)
+    assert inner.pop() == chess.Move.from_uci("g1f3")
+    assert inner.fen() == "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 4 3"

@@ -14,7 +14,13 @@ import chess
 import pytest
 
 from games.chess_game.adapter import ChessGame
-from games.chess_game.movegen import MOVES, legal_moves_not_in_check, pinned_pieces, promotions
+from games.chess_game.movegen import (
+    MOVES,
+    legal_moves_not_in_check,
+    pinned_pieces,
+    promotions,
+    shared_move,
+)
 from tests.support.paths import DATA
 
 CHESS_DATA = DATA / "chess"
@@ -138,3 +144,30 @@ def test_evasions_equal_python_chess_in_order(fen: str, evasion: str) -> None:
     moves = ChessGame(board).legal_moves()
     assert moves == list(board.generate_legal_moves())
     assert chess.Move.from_uci(evasion) in moves
+
+
+@pytest.mark.parametrize(
+    ("fen", "chess960"),
+    [
+        ("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", False),  # castling both ways
+        ("rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3", False),  # en passant
+        ("8/8/8/2k5/3Pp3/8/8/4K3 b - d3 0 1", False),  # en passant out of check
+        ("r1k1r3/8/8/8/8/8/8/R1K1R3 w AEae - 0 1", True),  # Chess960 castling, king takes rook
+        ("r3k2r/1P6/8/8/8/8/8/R3K2R w KQkq - 0 1", False),  # promotions
+    ],
+)
+def test_every_move_handed_out_is_the_shared_object(fen: str, chess960: bool) -> None:
+    # The search compares moves by identity (ChessGame.moves_interned): every move the
+    # adapter returns, decodes or parses must be the one shared object for it.
+    board = chess.Board(fen, chess960=chess960)
+    game = ChessGame(board)
+    moves = game.legal_moves()
+    assert moves == list(board.generate_legal_moves())
+    for move in moves:
+        shared = shared_move(move.from_square, move.to_square, move.promotion or 0)
+        assert move is shared, move.uci()
+        assert game.code_move(game.move_code(move)) is shared
+        assert game.parse_move(move.uci()) is shared
+    for move in game.noisy_moves() + game.quiet_moves():
+        assert any(move is m for m in moves), move.uci()
+    assert ChessGame.moves_interned

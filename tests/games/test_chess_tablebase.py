@@ -14,6 +14,7 @@ import pytest
 
 from engine.game import Tablebase, TablebaseProbing
 from games.chess_game import ChessGame, from_fen
+from games.chess_game.movegen import shared_move
 from games.chess_game.tablebase import (
     FoundTables,
     SyzygySettings,
@@ -121,6 +122,10 @@ def test_the_game_carries_its_settings_through_copies_and_pickles(
         assert twin.tablebases == settings
         assert twin.tb_probing() == game.tb_probing()
         assert twin.tb_root_moves(True) == game.tb_root_moves(True)
+    moves = game.tb_root_moves(True)
+    assert moves
+    # The search compares moves by identity: root moves must be the shared objects too.
+    assert all(m is shared_move(m.from_square, m.to_square, m.promotion or 0) for m in moves)
     plain = from_fen(game.fen())
     assert plain.tb_probing() is None and plain.tb_root_moves(True) is None
     assert pickle.loads(pickle.dumps(plain)).tablebases is None
