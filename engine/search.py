@@ -6,7 +6,8 @@ for the first move, null windows for the rest, re-searched when they fail high);
 transposition table with distance-adjusted mate scores; quiescence over the game's noisy moves
 with stand-pat (all evasions when in check); mate-distance pruning; check extension; internal
 iterative reduction; null-move pruning; late-move reductions; reverse futility, futility and
-late-move (move-count) pruning near the horizon, sparing moves that give check; killers and
+late-move (move-count) pruning near the horizon, sparing moves that give check, and judged
+by the transposition table's score where its bound says the static evaluation errs; killers and
 history feeding the staged move ordering of :mod:`engine.ordering`.  Games with captures may
 offer a static exchange test (:class:`~engine.game.StaticExchange`): then quiescence skips
 captures that lose material or cannot lift stand-pat to alpha (delta pruning), losing captures
@@ -71,7 +72,7 @@ from engine.ordering import (
     ordered_moves,
     staged_moves,
 )
-from engine.score import DRAW, INF, MATE, MATE_BOUND, MAX_PLY, TB_WIN
+from engine.score import DRAW, INF, MATE, MATE_BOUND, MAX_PLY, TB_BOUND, TB_WIN
 from engine.tt import EXACT, EXHAUSTIVE, LOWER, UPPER, TranspositionTable
 
 MAX_DEPTH = 128
@@ -184,6 +185,10 @@ class SearchConfig:
     :class:`~engine.game.StaticExchange`)."""
     check_extension: bool = True
     """Search a position in check one ply deeper (up to twice the nominal depth)."""
+    tt_eval: bool = True
+    """Prune from the transposition table's score where its bound says the static evaluation
+    is wrong in that direction (a lower bound above it, an upper bound below it): the
+    searched value knows the tactics the static one does not."""
     counter_moves: bool = False
     """Order the counter move (the quiet move that last refuted the opponent's previous move)
     right after the killers."""
@@ -206,6 +211,7 @@ ABLATIONS: Final[dict[str, SearchConfig]] = {
     "pvs-no-futility": SearchConfig(futility=False),
     "pvs-no-see": SearchConfig(exchange_pruning=False),
     "pvs-no-checkext": SearchConfig(check_extension=False),
+    "pvs-no-tteval": SearchConfig(tt_eval=False),
     "pvs-countermove": SearchConfig(counter_moves=True),
     "pvs-improving": SearchConfig(improving=True),
     "pvs-fallingtime": SearchConfig(falling_eval_time=True),
@@ -443,6 +449,7 @@ class Searcher:
         lmr_table = _LMR
         use_counter = cfg.counter_moves
         use_improving = cfg.improving and use_fut
+        use_tt_eval = cfg.tt_eval
         fut_margins = _FUT_MARGINS
         # Endgame tablebases: without tables in use, ``tb_limit`` stays 0 and nothing changes.
         tablebase = game if isinstance(game, Tablebase) else None
@@ -700,27 +707,41 @@ class Searcher:
             if not pv_node and not in_check:
                 if ev is None:
                     ev = evaluate()
+                # The evaluation the pruning trusts: the stored search result where its bound
+                # lies beyond the static evaluation (``ev`` itself is what the table keeps).
+                judged = ev
+                if (
+                    use_tt_eval
+                    and entry is not None
+                    and -TB_BOUND < tt_score < TB_BOUND
+                    and (
+                        tt_bound == EXACT
+                        or (tt_bound == LOWER and tt_score > ev)
+                        or (tt_bound == UPPER and tt_score < ev)
+                    )
+                ):
+                    judged = tt_score
                 if use_fut and -MATE_BOUND < beta < MATE_BOUND:
                     if (
                         depth <= _RFP_DEPTH
-                        and ev - _RFP_MARGIN * depth + (_RFP_MARGIN // 2 if improving else 0)
+                        and judged - _RFP_MARGIN * depth + (_RFP_MARGIN // 2 if improving else 0)
                         >= beta
                     ):
                         events += 1
-                        return ev
-                    if depth < len(fut_margins) and ev + fut_margins[depth] <= alpha:
+                        return judged
+                    if depth < len(fut_margins) and judged + fut_margins[depth] <= alpha:
                         futile = True
                 if (
                     use_null
                     and null_ok
                     and depth >= _NULL_MIN_DEPTH
-                    and ev >= beta
+                    and judged >= beta
                     and beta < MATE_BOUND
                     and can_null()
                 ):
                     push_null()
                     line_moves[ply] = None
-                    gain = (ev - beta) // _NULL_EVAL_DIV
+                    gain = (judged - beta) // _NULL_EVAL_DIV
                     s = -negamax(
                         depth - _NULL_BASE_R - depth // 3 - (gain if gain < 2 else 2),
                         -beta,

@@ -61,6 +61,7 @@ def test_default_specs_declare_the_documented_options() -> None:
                 "pvs-no-futility",
                 "pvs-no-see",
                 "pvs-no-checkext",
+                "pvs-no-tteval",
                 "pvs-countermove",
                 "pvs-improving",
                 "pvs-fallingtime",
