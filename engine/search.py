@@ -89,6 +89,7 @@ _POLL_GAP_S = 0.005
 _RFP_DEPTH = 3
 _RFP_MARGIN = 120
 _FUT_MARGINS = (0, 150, 300)
+_RAZOR_MARGINS = (0, 300, 500)
 _LMP_COUNTS = (0, 5, 8, 13)
 """Late-move pruning: at a non-PV node of depth d (index), quiet moves past this many tried
 moves are not searched at all (they are the history's worst guesses)."""
@@ -198,6 +199,9 @@ class SearchConfig:
     """Whether the static evaluation rose since this side's previous move steers the pruning:
     reduce and prune more where it fell (the position is getting worse; cut-offs are less
     likely), less where it rose."""
+    razoring: bool = False
+    """At depth 1-2 of a non-PV node whose evaluation lies 300/500 cp below alpha, return
+    quiescence's value if it confirms the node fails low."""
 
     def __reduce__(self) -> tuple[type[SearchConfig], tuple[bool, ...]]:
         # Pickled by value (it goes to search workers): mypyc compiles this module, and
@@ -215,6 +219,7 @@ ABLATIONS: Final[dict[str, SearchConfig]] = {
     "pvs-countermove": SearchConfig(counter_moves=True),
     "pvs-improving": SearchConfig(improving=True),
     "pvs-fallingtime": SearchConfig(falling_eval_time=True),
+    "pvs-razoring": SearchConfig(razoring=True),
 }
 """The production search with one heuristic switched from its default, by ``Algorithm``
 name: a match of ``pvs`` against one of these measures what that heuristic is worth
@@ -432,6 +437,7 @@ class Searcher:
         use_null = cfg.null_move and not proof
         use_lmr = cfg.lmr and not proof
         use_fut = cfg.futility and not proof
+        use_razor = cfg.razoring
         # The optional capabilities, asked once per search (engine.game).
         exchange = game if isinstance(game, StaticExchange) else None
         interned = isinstance(game, InternedMoves) and game.moves_interned
@@ -731,6 +737,13 @@ class Searcher:
                         return judged
                     if depth < len(fut_margins) and judged + fut_margins[depth] <= alpha:
                         futile = True
+                        # Razoring: so far below alpha that only a capture could help; if
+                        # quiescence confirms it, the node's quiet moves are not generated.
+                        if use_razor and use_qs and judged + _RAZOR_MARGINS[depth] <= alpha:
+                            v = qsearch(alpha, alpha + 1, ply, False)
+                            if v <= alpha:
+                                events += 1
+                                return v
                 if (
                     use_null
                     and null_ok

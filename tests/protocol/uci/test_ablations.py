@@ -49,9 +49,11 @@ _SHORT = {
     "futility": "futility",
     "exchange_pruning": "see",
     "check_extension": "checkext",
+    "tt_eval": "tteval",
     "counter_moves": "countermove",
     "improving": "improving",
     "falling_eval_time": "fallingtime",
+    "razoring": "razoring",
 }
 
 

@@ -65,6 +65,7 @@ def test_default_specs_declare_the_documented_options() -> None:
                 "pvs-countermove",
                 "pvs-improving",
                 "pvs-fallingtime",
+                "pvs-razoring",
                 *UCI_ALGORITHMS,
             ),
         ),
