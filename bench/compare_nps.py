@@ -89,6 +89,13 @@ def _instructions(tree: Path, depth: int) -> tuple[int, int]:
     return int(nodes.group(1)), int(irefs.group(1).replace(",", ""))
 
 
+def _git(*args: str) -> str:
+    """The output of ``git ARGS`` in this checkout, stripped."""
+    return subprocess.run(
+        ["git", *args], cwd=HERE, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
 def _compiled_in_place(tree: Path) -> bool:
     """Does ``tree`` hold mypyc extensions beside its sources?"""
     return any((tree / "engine").glob("*.so"))
@@ -141,21 +148,8 @@ def main() -> None:
         help="compile the reference tree (auto: when this checkout is compiled)",
     )
     args = parser.parse_args()
-    head = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"],
-        cwd=HERE,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    changed = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"],
-        cwd=HERE,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    if changed:
+    head = _git("rev-parse", "--short", "HEAD")
+    if _git("status", "--porcelain", "--untracked-files=no"):
         head += "+changes"  # the working tree, not the commit
     with tempfile.TemporaryDirectory() as tmp:
         ref_tree = Path(tmp) / "ref"
