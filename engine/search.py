@@ -202,6 +202,9 @@ class SearchConfig:
     razoring: bool = False
     """At depth 1-2 of a non-PV node whose evaluation lies 300/500 cp below alpha, return
     quiescence's value if it confirms the node fails low."""
+    qsearch_tt_eval: bool = False
+    """Quiescence stands pat on the transposition table's score where its bound lies beyond
+    the static evaluation (as :attr:`tt_eval` does for the pruning of the main search)."""
 
     def __reduce__(self) -> tuple[type[SearchConfig], tuple[bool, ...]]:
         # Pickled by value (it goes to search workers): mypyc compiles this module, and
@@ -220,6 +223,7 @@ ABLATIONS: Final[dict[str, SearchConfig]] = {
     "pvs-improving": SearchConfig(improving=True),
     "pvs-fallingtime": SearchConfig(falling_eval_time=True),
     "pvs-razoring": SearchConfig(razoring=True),
+    "pvs-qstteval": SearchConfig(qsearch_tt_eval=True),
 }
 """The production search with one heuristic switched from its default, by ``Algorithm``
 name: a match of ``pvs`` against one of these measures what that heuristic is worth
@@ -438,6 +442,7 @@ class Searcher:
         use_lmr = cfg.lmr and not proof
         use_fut = cfg.futility and not proof
         use_razor = cfg.razoring
+        use_qs_tt_eval = cfg.qsearch_tt_eval
         # The optional capabilities, asked once per search (engine.game).
         exchange = game if isinstance(game, StaticExchange) else None
         interned = isinstance(game, InternedMoves) and game.moves_interned
@@ -549,6 +554,18 @@ class Searcher:
                 if ev is None:
                     ev = evaluate()
                 best = ev
+                if (
+                    use_qs_tt_eval
+                    and entry is not None
+                    and -TB_BOUND < tt_score < TB_BOUND
+                    and (
+                        tt_bound == EXACT
+                        or (tt_bound == LOWER and tt_score > ev)
+                        or (tt_bound == UPPER and tt_score < ev)
+                    )
+                ):
+                    # A searched score knows the tactics the static one does not.
+                    best = tt_score
                 if best >= beta:
                     return best
                 if best > alpha:

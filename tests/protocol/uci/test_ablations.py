@@ -54,6 +54,7 @@ _SHORT = {
     "improving": "improving",
     "falling_eval_time": "fallingtime",
     "razoring": "razoring",
+    "qsearch_tt_eval": "qstteval",
 }
 
 

@@ -66,6 +66,7 @@ def test_default_specs_declare_the_documented_options() -> None:
                 "pvs-improving",
                 "pvs-fallingtime",
                 "pvs-razoring",
+                "pvs-qstteval",
                 *UCI_ALGORITHMS,
             ),
         ),
