@@ -202,9 +202,11 @@ class SearchConfig:
     razoring: bool = False
     """At depth 1-2 of a non-PV node whose evaluation lies 300/500 cp below alpha, return
     quiescence's value if it confirms the node fails low."""
-    qsearch_tt_eval: bool = False
+    qsearch_tt_eval: bool = True
     """Quiescence stands pat on the transposition table's score where its bound lies beyond
-    the static evaluation (as :attr:`tt_eval` does for the pruning of the main search)."""
+    the static evaluation (as :attr:`tt_eval` does for the pruning of the main search): a
+    capture sequence searched before knows what the static value misses (SPRT in
+    docs/strength.md)."""
 
     def __reduce__(self) -> tuple[type[SearchConfig], tuple[bool, ...]]:
         # Pickled by value (it goes to search workers): mypyc compiles this module, and
@@ -219,11 +221,11 @@ ABLATIONS: Final[dict[str, SearchConfig]] = {
     "pvs-no-see": SearchConfig(exchange_pruning=False),
     "pvs-no-checkext": SearchConfig(check_extension=False),
     "pvs-no-tteval": SearchConfig(tt_eval=False),
+    "pvs-no-qstteval": SearchConfig(qsearch_tt_eval=False),
     "pvs-countermove": SearchConfig(counter_moves=True),
     "pvs-improving": SearchConfig(improving=True),
     "pvs-fallingtime": SearchConfig(falling_eval_time=True),
     "pvs-razoring": SearchConfig(razoring=True),
-    "pvs-qstteval": SearchConfig(qsearch_tt_eval=True),
 }
 """The production search with one heuristic switched from its default, by ``Algorithm``
 name: a match of ``pvs`` against one of these measures what that heuristic is worth
