@@ -125,6 +125,18 @@ _LMR = tuple(
 _NO_PV: tuple[Any, ...] = ()
 
 
+def _table_knows_better(tt_score: int, tt_bound: int, ev: int) -> bool:
+    """Whether a stored search score should replace the static evaluation ``ev``: its bound
+    lies beyond it (a lower bound above it, an upper bound below it, or exact), outside the
+    tablebase and mate range.  The searched value knows the tactics the static one does not;
+    the main search's pruning and quiescence's stand-pat both ask."""
+    return -TB_BOUND < tt_score < TB_BOUND and (
+        tt_bound == EXACT
+        or (tt_bound == LOWER and tt_score > ev)
+        or (tt_bound == UPPER and tt_score < ev)
+    )
+
+
 def _keeps_material(_move: Any, _threshold: int) -> bool:
     """The stand-in exchange test of a game without :class:`~engine.game.StaticExchange`."""
     return True
@@ -559,12 +571,7 @@ class Searcher:
                 if (
                     use_qs_tt_eval
                     and entry is not None
-                    and -TB_BOUND < tt_score < TB_BOUND
-                    and (
-                        tt_bound == EXACT
-                        or (tt_bound == LOWER and tt_score > ev)
-                        or (tt_bound == UPPER and tt_score < ev)
-                    )
+                    and _table_knows_better(tt_score, tt_bound, ev)
                 ):
                     # A searched score knows the tactics the static one does not.
                     best = tt_score
@@ -738,12 +745,7 @@ class Searcher:
                 if (
                     use_tt_eval
                     and entry is not None
-                    and -TB_BOUND < tt_score < TB_BOUND
-                    and (
-                        tt_bound == EXACT
-                        or (tt_bound == LOWER and tt_score > ev)
-                        or (tt_bound == UPPER and tt_score < ev)
-                    )
+                    and _table_knows_better(tt_score, tt_bound, ev)
                 ):
                     judged = tt_score
                 if use_fut and -MATE_BOUND < beta < MATE_BOUND:
