@@ -1,0 +1,66 @@
+"""Where each engine spends its clock over a game, from the PGN of a `brudno match` run.
+
+    python bench/time_profile.py /tmp/m16/movesleft.pgn movesleft base
+
+For each named player: the mean depth of its moves, and its mean time a move in blocks of ten
+of its own moves from the opening position on (the last block holds every move after it).
+Read from the move comments `brudno match` writes (``{+0.31/7 0.171s}``: score, depth, time).
+A time-management change is judged by a match; this shows what it changed, e.g. whether a
+new plan moved time from the opening to the middlegame.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+from pathlib import Path
+
+import chess.pgn
+
+_COMMENT = re.compile(r"/(\d+) (\d+\.\d+)s")
+_BLOCK = 10
+_BLOCKS = 7
+
+
+def profile(path: Path, names: list[str]) -> dict[str, tuple[list[int], list[list[float]]]]:
+    """Per player: the depths of its moves, and its move times by block of ten own moves."""
+    found: dict[str, tuple[list[int], list[list[float]]]] = {
+        name: ([], [[] for _ in range(_BLOCKS)]) for name in names
+    }
+    with path.open() as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            white, black = game.headers.get("White", "?"), game.headers.get("Black", "?")
+            counts = {white: 0, black: 0}
+            for node in game.mainline():
+                mover = white if node.parent is not None and node.parent.turn() else black
+                match = _COMMENT.search(node.comment)
+                if mover not in found or match is None:
+                    continue
+                depths, blocks = found[mover]
+                depths.append(int(match.group(1)))
+                blocks[min(counts[mover] // _BLOCK, _BLOCKS - 1)].append(float(match.group(2)))
+                counts[mover] += 1
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("pgn", type=Path)
+    parser.add_argument("names", nargs="+", help="players as named in the PGN")
+    args = parser.parse_args()
+    for name, (depths, blocks) in profile(args.pgn, args.names).items():
+        if not depths:
+            print(f"{name}: no moves with a depth and time comment")
+            continue
+        times = " ".join(
+            f"{i * _BLOCK}-{i * _BLOCK + _BLOCK - 1 if i < _BLOCKS - 1 else ''}: "
+            f"{statistics.fmean(block):.3f}s"
+            for i, block in enumerate(blocks)
+            if block
+        )
+        print(f"{name}: depth {statistics.fmean(depths):.2f}, time a move by own move {times}")
+
+
+if __name__ == "__main__":
+    main()
