@@ -29,7 +29,6 @@ same clock (20 noob openings, 8 s + 0.1 s each)::
 from __future__ import annotations
 
 import argparse
-import re
 import shlex
 import sys
 import tempfile
@@ -39,23 +38,14 @@ from typing import Any
 
 import chess
 import chess.engine
-import chess.pgn
 from match_stockfish import OPENINGS, SF_ELO_MAX, SF_ELO_MIN, result_line, run_match
-
-MOVE_TIME = re.compile(r"([0-9]+\.[0-9]+)s\b")
+from time_profile import profile
 
 
 def seconds_per_move(pgn: Path, player: str) -> float | None:
     """Mean of the ``…s`` thinking times in the comments of ``player``'s moves."""
-    times: list[float] = []
-    with pgn.open() as handle:
-        while (game := chess.pgn.read_game(handle)) is not None:
-            names = {chess.WHITE: game.headers["White"], chess.BLACK: game.headers["Black"]}
-            for node in game.mainline():
-                mover = not node.turn()  # the side that played node.move
-                found = MOVE_TIME.search(node.comment)
-                if names[mover] == player and found is not None:
-                    times.append(float(found.group(1)))
+    _, blocks = profile(pgn, [player])[player]
+    times = [seconds for block in blocks for seconds in block]
     return sum(times) / len(times) if times else None
 
 
