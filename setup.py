@@ -28,11 +28,11 @@ COMPILED_MODULES = [
     "engine/search.py",
     "engine/tt.py",
     "games/chess_game/adapter.py",
+    "games/chess_game/bitboard64.py",
     "games/chess_game/checks.py",
     "games/chess_game/evaluation.py",
     "games/chess_game/make.py",
     "games/chess_game/movegen.py",
-    "games/chess_game/pieces.py",
     "games/chess_game/see.py",
     "games/chess_game/zobrist.py",
 ]

@@ -13,6 +13,9 @@ Syzygy tablebases (:mod:`games.chess_game.tablebase`) are optional: :meth:`Chess
 gives a game the settings, which copies and pickles keep.
 
 All incremental state lives in one undo tuple per ply: ``pop`` restores it in one step.
+What a node derives from the board (its piece sets as native 64-bit words, the king, the
+checkers, the pinned pieces) lives in one record per ply, refilled when that ply's position
+changes, and every question the node answers reads it.
 """
 
 from __future__ import annotations
@@ -24,21 +27,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import chess
+from mypy_extensions import i64
 
 from engine.eval import LinearEvaluator
 from engine.game import IllegalMoveError, InvalidPositionError, TablebaseProbing
 from games.chess_game import evaluation
+from games.chess_game.bitboard64 import SQUARE, Bitboards, msb, signed
 from games.chess_game.checks import CheckSquares, check_squares, quick_gives_check
 from games.chess_game.evaluation import EvalTables, evaluate_fast, material_psq
 from games.chess_game.make import pop_move, push_null, push_plain
 from games.chess_game.movegen import (
     MOVES,
+    attackers_of,
     legal_evasions,
     legal_moves_not_in_check,
     pinned_pieces,
     shared_move,
 )
-from games.chess_game.pieces import piece_type_on
 from games.chess_game.see import SEE_VALUES, see_ge
 from games.chess_game.tablebase import SyzygySettings, probe_wdl, root_moves
 from games.chess_game.zobrist import (
@@ -65,17 +70,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_WEIGHTS_PATH: Final = Path(__file__).resolve().parent.parent / "data" / "chess_weights.json"
 
-_BB_SQUARES: Final = chess.BB_SQUARES
-_KNIGHT_ATTACKS: Final = chess.BB_KNIGHT_ATTACKS
-_KING_ATTACKS: Final = chess.BB_KING_ATTACKS
-_PAWN_ATTACKS: Final = chess.BB_PAWN_ATTACKS
-_DIAG_ATTACKS: Final = chess.BB_DIAG_ATTACKS
-_DIAG_MASKS: Final = chess.BB_DIAG_MASKS
-_RANK_ATTACKS: Final = chess.BB_RANK_ATTACKS
-_RANK_MASKS: Final = chess.BB_RANK_MASKS
-_FILE_ATTACKS: Final = chess.BB_FILE_ATTACKS
-_FILE_MASKS: Final = chess.BB_FILE_MASKS
-_BB_ALL: Final = chess.BB_ALL
+_RANK_2: Final = signed(chess.BB_RANK_2)
+_RANK_7: Final = signed(chess.BB_RANK_7)
 _PAWN: Final = chess.PAWN
 _ROOK: Final = chess.ROOK
 _KING: Final = chess.KING
@@ -230,7 +226,7 @@ class ChessGame:
         "_evaluator",
         "_key",
         "_keys",
-        "_legality",
+        "_nodes",
         "_psq",
         "_tables",
         "_tb",
@@ -275,7 +271,7 @@ class ChessGame:
         self._checks_key = -1
         self._keys = [self._key]
         self._undo: list[tuple[int, int, int, int, int, int]] = []
-        self._legality: list[tuple[int, int, int, int]] = []
+        self._nodes: list[Bitboards] = []
         self._tb: SyzygySettings | None = None
         self._tb_probing: TablebaseProbing | None = None
         for move in board.move_stack:
@@ -283,60 +279,75 @@ class ChessGame:
 
     # -- moves -----------------------------------------------------------------------------
 
-    def _legality_at_node(self) -> tuple[int, int, int, int]:
-        """``(key, king square, pinned pieces, checkers)`` of the side to move.
+    def _node(self) -> Bitboards:
+        """The current position's boards as native words, with its king and checkers.
 
-        python-chess works these out on every ``generate_legal_moves`` call, and a node asks
-        up to four times (captures, en passant, promotions, quiet moves) with its children
-        searched in between; one slot per game ply keeps them for the node's whole life.
-        :meth:`in_check` (asked after every push) fills the slot without the pinned pieces,
-        leaving -1 there to be filled in here if the node generates moves (many end before).
+        One record per game ply, refilled when the position at that ply changed: everything a
+        node asks (check, moves, evaluation, exchanges, the next push) reads the boards that
+        one conversion from python-chess's made (:mod:`games.chess_game.bitboard64`).
         """
         ply = len(self._undo)
-        slots = self._legality
-        if ply >= len(slots) or slots[ply][0] != self._key:
-            self.in_check()
-        slot = slots[ply]
-        if slot[2] < 0:
-            key, king, _, checkers = slot
-            slot = (key, king, pinned_pieces(self._board, king), checkers)
-            slots[ply] = slot
-        return slot
+        nodes = self._nodes
+        key = self._key
+        if ply < len(nodes):
+            node = nodes[ply]
+            if node.key == key:
+                return node
+        else:
+            nodes.extend(Bitboards() for _ in range(ply + 1 - len(nodes)))
+            node = nodes[ply]
+        node.load(self._board, key)
+        us = node.turn
+        king = msb(node.kings & (node.white if us else node.black))
+        node.king = king
+        node.checkers = attackers_of(node, not us, king)
+        return node
 
-    def _legal(self, from_mask: int, to_mask: int) -> list[chess.Move]:
-        """``list(board.generate_legal_moves(from_mask, to_mask))``, in the same order."""
-        _, king, pinned, checkers = self._legality_at_node()
-        if not checkers:
-            return legal_moves_not_in_check(self._board, king, pinned, from_mask, to_mask)
-        return legal_evasions(self._board, king, pinned, checkers, from_mask, to_mask)
+    def _legal(self, from_mask: i64, to_mask: i64) -> list[chess.Move]:
+        """``list(board.generate_legal_moves(from_mask, to_mask))``, in the same order (the
+        masks as native words)."""
+        node = self._node()
+        if not node.pinned_known:
+            node.pinned = pinned_pieces(node, node.king)
+            node.pinned_known = True
+        if not node.checkers:
+            return legal_moves_not_in_check(
+                self._board, node, node.king, node.pinned, from_mask, to_mask
+            )
+        return legal_evasions(
+            self._board, node, node.king, node.pinned, node.checkers, from_mask, to_mask
+        )
 
     def legal_moves(self) -> list[chess.Move]:
-        return self._legal(_BB_ALL, _BB_ALL)
+        return self._legal(-1, -1)
 
     def noisy_moves(self) -> list[chess.Move]:
         """Captures (en passant included) and promotions: queen promotions first, then
         captures by most valuable victim / least valuable attacker, underpromotions last."""
-        b = self._board
-        us = b.turn
-        moves = self._legal(_BB_ALL, b.occupied_co[not us])
-        ep = b.ep_square
-        if ep is not None:
-            moves.extend(MOVES[m.from_square][m.to_square] for m in b.generate_legal_ep())
-        promoting = b.pawns & b.occupied_co[us] & (chess.BB_RANK_7 if us else chess.BB_RANK_2)
+        node = self._node()
+        us = node.turn
+        ours = node.white if us else node.black
+        moves = self._legal(-1, node.black if us else node.white)
+        ep = node.ep_square
+        if ep >= 0:
+            moves.extend(MOVES[m.from_square][m.to_square] for m in self._board.generate_legal_ep())
+        promoting = node.pawns & ours & (_RANK_7 if us else _RANK_2)
         if promoting:
-            moves.extend(self._legal(promoting, _BB_ALL & ~b.occupied))
+            moves.extend(self._legal(promoting, ~node.occupied))
         if len(moves) > 1:
-            pawns = b.pawns
-            knights = b.knights
-            bishops = b.bishops
-            rooks = b.rooks
-            queens = b.queens
+            pawns = node.pawns
+            knights = node.knights
+            bishops = node.bishops
+            rooks = node.rooks
+            queens = node.queens
 
             def rank(move: chess.Move) -> int:
                 """Minus (8 x victim - attacker), queen promotions first, underpromotions
                 last (piece types: pawn 1 ... king 6; en passant takes a pawn)."""
-                to_bb = _BB_SQUARES[move.to_square]
-                from_bb = _BB_SQUARES[move.from_square]
+                to_square = move.to_square
+                to_bb: i64 = SQUARE[to_square]
+                from_bb: i64 = SQUARE[move.from_square]
+                promotion = move.promotion
                 if to_bb & pawns:
                     score = 8
                 elif to_bb & knights:
@@ -348,7 +359,7 @@ class ChessGame:
                 elif to_bb & queens:
                     score = 40
                 else:
-                    score = 8 if move.to_square == ep and not move.promotion else 0
+                    score = 8 if to_square == ep and not promotion else 0
                 if from_bb & pawns:
                     score -= 1
                 elif from_bb & knights:
@@ -361,7 +372,6 @@ class ChessGame:
                     score -= 5
                 else:
                     score -= 6
-                promotion = move.promotion
                 if promotion:
                     score += 100 if promotion == _QUEEN else -100
                 return -score
@@ -370,45 +380,42 @@ class ChessGame:
         return moves
 
     def quiet_moves(self) -> list[chess.Move]:
-        b = self._board
-        us = b.turn
-        promoting = b.pawns & b.occupied_co[us] & (chess.BB_RANK_7 if us else chess.BB_RANK_2)
-        moves = self._legal(_BB_ALL & ~promoting, _BB_ALL & ~b.occupied_co[not us])
-        ep = b.ep_square
-        if ep is not None:
-            pawns = b.pawns
-            moves = [
-                m for m in moves if m.to_square != ep or not pawns & _BB_SQUARES[m.from_square]
-            ]
+        node = self._node()
+        us = node.turn
+        promoting = node.pawns & (node.white if us else node.black) & (_RANK_7 if us else _RANK_2)
+        moves = self._legal(~promoting, ~(node.black if us else node.white))
+        ep = node.ep_square
+        if ep >= 0:
+            pawns = node.pawns
+            moves = [m for m in moves if m.to_square != ep or not pawns & SQUARE[m.from_square]]
         return moves
 
     def is_noisy(self, move: chess.Move) -> bool:
         if move.promotion:
             return True
-        b = self._board
+        node = self._node()
         to = move.to_square
-        if b.occupied_co[not b.turn] & _BB_SQUARES[to]:
+        if (node.black if node.turn else node.white) & SQUARE[to]:
             return True
-        return to == b.ep_square and bool(b.pawns & _BB_SQUARES[move.from_square])
+        return to == node.ep_square and bool(node.pawns & SQUARE[move.from_square])
 
     def see_ge(self, move: chess.Move, threshold: int) -> bool:
-        return see_ge(self._board, move, threshold)
+        return see_ge(self._node(), move, threshold)
 
     def max_gain(self) -> int:
-        b = self._board
-        us = b.turn
-        theirs = b.occupied_co[not us]
+        node = self._node()
+        us = node.turn
+        theirs = node.black if us else node.white
         gain = 0
-        for pieces, value in (
-            (b.queens, _SEE_QUEEN),
-            (b.rooks, _SEE_ROOK),
-            (b.bishops | b.knights, _SEE_BISHOP),
-            (b.pawns, _SEE_PAWN),
-        ):
-            if pieces & theirs:
-                gain = value
-                break
-        if b.pawns & b.occupied_co[us] & (chess.BB_RANK_7 if us else chess.BB_RANK_2):
+        if node.queens & theirs:
+            gain = _SEE_QUEEN
+        elif node.rooks & theirs:
+            gain = _SEE_ROOK
+        elif (node.bishops | node.knights) & theirs:
+            gain = _SEE_BISHOP
+        elif node.pawns & theirs:
+            gain = _SEE_PAWN
+        if node.pawns & (node.white if us else node.black) & (_RANK_7 if us else _RANK_2):
             gain += _SEE_QUEEN - _SEE_PAWN
         return gain
 
@@ -417,28 +424,30 @@ class ChessGame:
         prune) share the position's check squares, computed at the first."""
         key = self._key
         if key != self._checks_key:
-            self._checks = check_squares(self._board)
+            self._checks = check_squares(self._node())
             self._checks_key = key
         info = self._checks
-        return info is not None and quick_gives_check(self._board, move, info)
+        return info is not None and quick_gives_check(self._board, self._node(), move, info)
 
     def push(self, move: chess.Move) -> None:
         b = self._board
+        node = self._node()
         frm = move.from_square
         to = move.to_square
-        us = b.turn
-        from_bb = _BB_SQUARES[frm]
-        to_bb = _BB_SQUARES[to]
-        if not b.occupied_co[us] & from_bb:
+        us = node.turn
+        from_bb: i64 = SQUARE[frm]
+        to_bb: i64 = SQUARE[to]
+        ours = node.white if us else node.black
+        if not ours & from_bb:
             raise IllegalMoveError(f"no piece of the side to move on {chess.SQUARE_NAMES[frm]}")
-        piece_type = piece_type_on(b, from_bb)
+        piece_type = node.piece_type_on(from_bb)
         tables = self._tables
         keys = PIECE_KEYS[us]
         squares = tables.psq[us]
         key = self._key ^ TURN_KEY ^ self._ep_z
         psq = self._psq
         reversible = piece_type != _PAWN
-        own_target = b.occupied_co[us] & to_bb
+        own_target = ours & to_bb
         if piece_type == _KING and (own_target or frm - to == 2 or to - frm == 2):
             # Castling, as king-takes-rook (Chess960) or king-two-squares (standard).
             rook_from = to if own_target else (frm | 7 if to > frm else frm & 56)
@@ -456,12 +465,12 @@ class ChessGame:
             b.push(move)
         else:
             captured = 0
-            if b.occupied_co[not us] & to_bb:
-                captured = piece_type_on(b, to_bb)
+            if (node.black if us else node.white) & to_bb:
+                captured = node.piece_type_on(to_bb)
                 key ^= PIECE_KEYS[not us][captured][to]
                 psq -= tables.psq[not us][captured][to]
                 reversible = False
-            elif piece_type == _PAWN and to == b.ep_square:
+            elif piece_type == _PAWN and to == node.ep_square:
                 victim = to - 8 if us else to + 8
                 key ^= PIECE_KEYS[not us][_PAWN][victim]
                 psq -= tables.psq[not us][_PAWN][victim]
@@ -504,10 +513,10 @@ class ChessGame:
     def can_null_move(self) -> bool:
         """Not in check, and the side to move has a piece besides pawns and king (pawn
         endings are where zugzwang makes passing unsound)."""
-        b = self._board
-        if not b.occupied_co[b.turn] & ~(b.pawns | b.kings):
+        node = self._node()
+        if not (node.white if node.turn else node.black) & ~(node.pawns | node.kings):
             return False
-        return not self.in_check()
+        return node.checkers == 0
 
     def push_null(self) -> None:
         self._undo.append(
@@ -527,7 +536,8 @@ class ChessGame:
         b = self._board
         if b.halfmove_clock >= 100:
             return True
-        if not (b.pawns | b.rooks | b.queens) and b.is_insufficient_material():
+        node = self._node()
+        if not (node.pawns | node.rooks | node.queens) and b.is_insufficient_material():
             return True
         window = self._window
         if window >= 4:
@@ -544,39 +554,9 @@ class ChessGame:
         return 0
 
     def in_check(self) -> bool:
-        """Asked after every push: the king square and the checkers are kept in this ply's
-        slot for the move generator (:meth:`_legality_at_node`)."""
-        ply = len(self._undo)
-        slots = self._legality
-        key = self._key
-        if ply < len(slots):
-            slot = slots[ply]
-            if slot[0] == key:
-                return slot[3] != 0
-        else:
-            slots.extend([(-1, 0, 0, 0)] * (ply + 1 - len(slots)))
-        b = self._board
-        us = b.turn
-        kings = b.kings
-        king = (kings & b.occupied_co[us]).bit_length() - 1
-        # python-chess's attackers_mask(not us, king), inlined: once per node.
-        occupied = b.occupied
-        queens = b.queens
-        checkers = (
-            (_KNIGHT_ATTACKS[king] & b.knights)
-            | (_PAWN_ATTACKS[us][king] & b.pawns)
-            | (_DIAG_ATTACKS[king][_DIAG_MASKS[king] & occupied] & (b.bishops | queens))
-            | (
-                (
-                    _RANK_ATTACKS[king][_RANK_MASKS[king] & occupied]
-                    | _FILE_ATTACKS[king][_FILE_MASKS[king] & occupied]
-                )
-                & (b.rooks | queens)
-            )
-            | (_KING_ATTACKS[king] & kings)
-        ) & b.occupied_co[not us]
-        slots[ply] = (key, king, -1, checkers)
-        return checkers != 0
+        """Asked after every push: the answer comes with the node's native boards
+        (:meth:`_node`), which the rest of the node reuses."""
+        return self._node().checkers != 0
 
     def key(self) -> int:
         return self._key
@@ -606,7 +586,7 @@ class ChessGame:
         key = self._key
         value = cache.get(key)
         if value is None:
-            value = _clamped(evaluate_fast(self._board, self._psq, tables))
+            value = _clamped(evaluate_fast(self._node(), self._psq, tables))
             if len(cache) >= evaluation.EVAL_CACHE_SIZE:
                 cache.clear()
             cache[key] = value
@@ -616,7 +596,7 @@ class ChessGame:
         """The fast evaluation without the cache (for measuring and testing it)."""
         if not self._tables.exact:
             return self._evaluator.evaluate(evaluation.features(self._board))
-        return evaluate_fast(self._board, self._psq, self._tables)
+        return evaluate_fast(self._node(), self._psq, self._tables)
 
     # -- notation --------------------------------------------------------------------------
 

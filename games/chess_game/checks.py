@@ -10,61 +10,71 @@ en passant discoveries come out of the same few table lookups.
 
 from __future__ import annotations
 
+from typing import Final
+
 import chess
-from chess import (
-    BB_DIAG_ATTACKS,
-    BB_DIAG_MASKS,
-    BB_FILE_ATTACKS,
-    BB_FILE_MASKS,
-    BB_KNIGHT_ATTACKS,
-    BB_PAWN_ATTACKS,
-    BB_RANK_ATTACKS,
-    BB_RANK_MASKS,
-    BB_RAYS,
-    BB_SQUARES,
+from mypy_extensions import i64
+
+from games.chess_game.bitboard64 import (
     BISHOP,
     KING,
     KNIGHT,
     PAWN,
     QUEEN,
     ROOK,
-    between,
+    SQUARE,
+    Bitboards,
+    bishop_attacks,
+    msb,
+    popcount,
+    rook_attacks,
+    signed_table,
 )
-
-from games.chess_game.pieces import piece_type_on
 
 __all__ = ["CheckSquares", "check_squares", "gives_check", "quick_gives_check"]
 
+_KNIGHT: Final = signed_table(chess.BB_KNIGHT_ATTACKS)
+_WHITE_PAWN_ATTACKS: Final = signed_table(chess.BB_PAWN_ATTACKS[chess.WHITE])
+_BLACK_PAWN_ATTACKS: Final = signed_table(chess.BB_PAWN_ATTACKS[chess.BLACK])
+_ROOK_RAYS: Final = signed_table(
+    [chess.BB_RANK_ATTACKS[sq][0] | chess.BB_FILE_ATTACKS[sq][0] for sq in chess.SQUARES]
+)
+_BISHOP_RAYS: Final = signed_table([chess.BB_DIAG_ATTACKS[sq][0] for sq in chess.SQUARES])
+_BETWEEN: Final = signed_table([chess.between(a, b) for a in chess.SQUARES for b in chess.SQUARES])
+_LINE: Final = signed_table([chess.BB_RAYS[a][b] for a in chess.SQUARES for b in chess.SQUARES])
 
-def gives_check(board: chess.Board, move: chess.Move) -> bool:
-    """Whether the legal ``move`` leaves the opponent in check.
+
+def gives_check(board: chess.Board, boards: Bitboards, move: chess.Move) -> bool:
+    """Whether the legal ``move`` leaves the opponent in check (``boards``: the board's sets
+    as native words).
 
     Castling is answered by playing it (the rook's new square decides, and castling is
     rare enough not to matter for speed).
     """
-    us = board.turn
-    frm = move.from_square
-    to = move.to_square
-    piece = board.piece_type_at(frm)
-    mine = board.occupied_co[us]
-    if piece == KING and (mine & BB_SQUARES[to] or to - frm == 2 or frm - to == 2):
+    us = boards.turn
+    frm: i64 = move.from_square
+    to: i64 = move.to_square
+    from_bb: i64 = SQUARE[frm]
+    to_bb: i64 = SQUARE[to]
+    piece = boards.piece_type_on(from_bb)
+    mine = boards.white if us else boards.black
+    if piece == KING and (mine & to_bb or to - frm == 2 or frm - to == 2):
         return board.gives_check(move)
-    king_bb = board.kings & board.occupied_co[not us]
+    king_bb = boards.kings & (boards.black if us else boards.white)
     if not king_bb:
         return False
-    king = king_bb.bit_length() - 1
-    from_bb = BB_SQUARES[frm]
-    to_bb = BB_SQUARES[to]
-    occupied = (board.occupied & ~from_bb) | to_bb
-    if piece == PAWN and to == board.ep_square and not board.occupied & to_bb:
-        occupied &= ~BB_SQUARES[to - 8 if us else to + 8]
+    king = msb(king_bb)
+    occupied = (boards.occupied & ~from_bb) | to_bb
+    if piece == PAWN and to == boards.ep_square and not boards.occupied & to_bb:
+        occupied &= ~SQUARE[to - 8 if us else to + 8]
     mine = (mine & ~from_bb) | to_bb
-    moved = move.promotion or piece
+    promotion: i64 = move.promotion or 0
+    moved = promotion or piece
     vacated = ~(from_bb | to_bb)  # the mover leaves, a captured piece disappears
-    pawns = board.pawns & vacated
-    knights = board.knights & vacated
-    diagonal = (board.bishops | board.queens) & vacated
-    straight = (board.rooks | board.queens) & vacated
+    pawns = boards.pawns & vacated
+    knights = boards.knights & vacated
+    diagonal = (boards.bishops | boards.queens) & vacated
+    straight = (boards.rooks | boards.queens) & vacated
     if moved == PAWN:
         pawns |= to_bb
     elif moved == KNIGHT:
@@ -76,76 +86,85 @@ def gives_check(board: chess.Board, move: chess.Move) -> bool:
     elif moved == QUEEN:
         diagonal |= to_bb
         straight |= to_bb
-    if BB_PAWN_ATTACKS[not us][king] & pawns & mine or BB_KNIGHT_ATTACKS[king] & knights & mine:
+    # Our pawns attack the king from where an enemy pawn on the king's square would attack.
+    pawn_squares: i64 = _BLACK_PAWN_ATTACKS[king] if us else _WHITE_PAWN_ATTACKS[king]
+    knight_squares: i64 = _KNIGHT[king]
+    if (pawn_squares & pawns | knight_squares & knights) & mine:
         return True
-    if BB_DIAG_ATTACKS[king][BB_DIAG_MASKS[king] & occupied] & diagonal & mine:
+    if bishop_attacks(king, occupied) & diagonal & mine:
         return True
-    return bool(
-        (
-            BB_RANK_ATTACKS[king][BB_RANK_MASKS[king] & occupied]
-            | BB_FILE_ATTACKS[king][BB_FILE_MASKS[king] & occupied]
-        )
-        & straight
-        & mine
-    )
+    return bool(rook_attacks(king, occupied) & straight & mine)
 
 
-CheckSquares = tuple[int, tuple[int, int, int, int, int, int, int], int]
-"""For one position: the enemy king square, the squares from which each piece type (indexed
-by python-chess piece type) would attack it, and the side to move's pieces that shield it
-from one of their own sliders (moving one off the line is a discovered check)."""
+class CheckSquares:
+    """For one position: the enemy king square, the squares from which each piece type would
+    attack it, and the side to move's pieces that shield it from one of their own sliders
+    (moving one off the line is a discovered check)."""
+
+    def __init__(self, boards: Bitboards) -> None:
+        us = boards.turn
+        self.king: i64 = msb(boards.kings & (boards.black if us else boards.white))
+        king = self.king
+        occupied = boards.occupied
+        mine = boards.white if us else boards.black
+        diagonal = bishop_attacks(king, occupied)
+        straight = rook_attacks(king, occupied)
+        rook_rays: i64 = _ROOK_RAYS[king]
+        bishop_rays: i64 = _BISHOP_RAYS[king]
+        snipers = (
+            rook_rays & (boards.rooks | boards.queens)
+            | bishop_rays & (boards.bishops | boards.queens)
+        ) & mine
+        shields: i64 = 0
+        while snipers:
+            sniper = msb(snipers)
+            snipers ^= SQUARE[sniper]
+            between: i64 = _BETWEEN[king * 64 + sniper]
+            blockers = between & occupied
+            if blockers and popcount(blockers) == 1:
+                shields |= blockers
+        self.shields: i64 = shields & mine
+        pawn_squares: i64 = _BLACK_PAWN_ATTACKS[king] if us else _WHITE_PAWN_ATTACKS[king]
+        self.pawn: i64 = pawn_squares
+        self.knight: i64 = _KNIGHT[king]
+        self.bishop: i64 = diagonal
+        self.rook: i64 = straight
+        self.queen: i64 = diagonal | straight
 
 
-def check_squares(board: chess.Board) -> CheckSquares | None:
+def check_squares(boards: Bitboards) -> CheckSquares | None:
     """What :func:`quick_gives_check` needs, computed once per position (``None``: no king)."""
-    us = board.turn
-    king_bb = board.kings & board.occupied_co[not us]
-    if not king_bb:
+    if not boards.kings & (boards.black if boards.turn else boards.white):
         return None
-    king = king_bb.bit_length() - 1
-    occupied = board.occupied
-    mine = board.occupied_co[us]
-    diagonal = BB_DIAG_ATTACKS[king][BB_DIAG_MASKS[king] & occupied]
-    straight = (
-        BB_RANK_ATTACKS[king][BB_RANK_MASKS[king] & occupied]
-        | BB_FILE_ATTACKS[king][BB_FILE_MASKS[king] & occupied]
-    )
-    snipers = (
-        (BB_RANK_ATTACKS[king][0] | BB_FILE_ATTACKS[king][0]) & (board.rooks | board.queens)
-        | BB_DIAG_ATTACKS[king][0] & (board.bishops | board.queens)
-    ) & mine
-    shields = 0
-    while snipers:
-        low = snipers & -snipers
-        snipers ^= low
-        blockers = between(king, low.bit_length() - 1) & occupied
-        if blockers and not blockers & (blockers - 1):
-            shields |= blockers
-    squares = (
-        0,
-        BB_PAWN_ATTACKS[not us][king],
-        BB_KNIGHT_ATTACKS[king],
-        diagonal,
-        straight,
-        diagonal | straight,
-        0,
-    )
-    return king, squares, shields & mine
+    return CheckSquares(boards)
 
 
-def quick_gives_check(board: chess.Board, move: chess.Move, info: CheckSquares) -> bool:
+def quick_gives_check(
+    board: chess.Board, boards: Bitboards, move: chess.Move, info: CheckSquares
+) -> bool:
     """:func:`gives_check` for a position whose :func:`check_squares` are known: a table
     lookup for plain moves; promotions, en passant and castling take the long way (their
     lines change in ways the table does not see)."""
-    frm = move.from_square
-    to = move.to_square
-    from_bb = BB_SQUARES[frm]
-    piece = piece_type_on(board, from_bb)
+    frm: i64 = move.from_square
+    to: i64 = move.to_square
+    from_bb: i64 = SQUARE[frm]
+    piece = boards.piece_type_on(from_bb)
     # Kings (castling moves the rook too), empty squares, en passant and promotions take the
     # long way.
-    if piece == KING or not piece or move.promotion or (piece == PAWN and to == board.ep_square):
-        return gives_check(board, move)
-    king, squares, shields = info
-    if squares[piece] & BB_SQUARES[to]:
+    if piece == KING or not piece or move.promotion or (piece == PAWN and to == boards.ep_square):
+        return gives_check(board, boards, move)
+    to_bb: i64 = SQUARE[to]
+    if piece == PAWN:
+        squares = info.pawn
+    elif piece == KNIGHT:
+        squares = info.knight
+    elif piece == BISHOP:
+        squares = info.bishop
+    elif piece == ROOK:
+        squares = info.rook
+    else:
+        squares = info.queen
+    if squares & to_bb:
         return True
-    return bool(shields & from_bb) and not BB_RAYS[frm][to] & BB_SQUARES[king]
+    line: i64 = _LINE[frm * 64 + to]
+    return bool(info.shields & from_bb) and not line & SQUARE[info.king]

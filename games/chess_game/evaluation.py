@@ -87,6 +87,21 @@ from collections.abc import Mapping
 from typing import Final
 
 import chess
+from mypy_extensions import i64
+
+from games.chess_game.bitboard64 import (
+    SQUARE,
+    Bitboards,
+    bishop_attacks,
+    lsb,
+    msb,
+    popcount,
+    queen_attacks,
+    rook_attacks,
+    signed,
+    signed_table,
+    wrapped,
+)
 
 __all__ = [
     "PHASE_MAX",
@@ -159,16 +174,14 @@ def unpack(score: int) -> tuple[int, int]:
 _ALL: Final = chess.BB_ALL
 _NOT_A: Final = _ALL & ~chess.BB_FILE_A
 _NOT_H: Final = _ALL & ~chess.BB_FILE_H
-_FILE_OF: Final = tuple(chess.BB_FILES[sq & 7] for sq in chess.SQUARES)
-_KNIGHT: Final = tuple(chess.BB_KNIGHT_ATTACKS)
-_DIAG_ATT: Final = chess.BB_DIAG_ATTACKS
-_DIAG_MASK: Final = tuple(chess.BB_DIAG_MASKS)
-_RANK_ATT: Final = chess.BB_RANK_ATTACKS
-_RANK_MASK: Final = tuple(chess.BB_RANK_MASKS)
-_FILE_ATT: Final = chess.BB_FILE_ATTACKS
-_FILE_MASK: Final = tuple(chess.BB_FILE_MASKS)
-_KING_ATT: Final = tuple(chess.BB_KING_ATTACKS)
-_ZONE: Final = tuple(_KING_ATT[sq] | chess.BB_SQUARES[sq] for sq in chess.SQUARES)
+_KNIGHT64: Final = signed_table(chess.BB_KNIGHT_ATTACKS)
+_KING_ATT64: Final = signed_table(chess.BB_KING_ATTACKS)
+_ZONE64: Final = signed_table(
+    [chess.BB_KING_ATTACKS[sq] | chess.BB_SQUARES[sq] for sq in chess.SQUARES]
+)
+_NOT_A64: Final = signed(_NOT_A)
+_NOT_H64: Final = signed(_NOT_H)
+_FILE_OF64: Final = signed_table([chess.BB_FILES[sq & 7] for sq in chess.SQUARES])
 
 
 def _rank_mask_ahead(square: chess.Square, distance: int) -> chess.Bitboard:
@@ -411,113 +424,133 @@ def _flip_vertical(bb: int) -> int:
     return (bb >> 32) | ((bb & 0x0000_0000_FFFF_FFFF) << 32)
 
 
-def evaluate_fast(board: chess.Board, psq: int, t: EvalTables) -> int:
-    """The evaluation from the side to move's view, given the packed material + square sum.
+def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
+    """The evaluation from the side to move's view, given the position's boards and the
+    packed material + square sum.
 
     Must equal ``round(Σ w·f)`` over :func:`features` (the tests check it on many positions).
     """
-    occ_b, occ_w = board.occupied_co
-    occ = board.occupied
-    pawns = board.pawns
-    knights = board.knights
-    bishops = board.bishops
-    rooks = board.rooks
-    queens = board.queens
-    kings = board.kings
-    wp = pawns & occ_w
-    bp = pawns & occ_b
-    wk = (kings & occ_w).bit_length() - 1
-    bk = (kings & occ_b).bit_length() - 1
+    occ_w64 = boards.white
+    occ_b64 = boards.black
+    occ64 = boards.occupied
+    pawns64 = boards.pawns
+    knights64 = boards.knights
+    bishops64 = boards.bishops
+    rooks64 = boards.rooks
+    queens64 = boards.queens
+    kings64 = boards.kings
+    # Pawns never stand on a back rank, so both pawn sets are below 2**56: small ints.
+    wp = pawns64 & occ_w64
+    bp = pawns64 & occ_b64
+    wk = msb(kings64 & occ_w64)
+    bk = msb(kings64 & occ_b64)
 
-    cache_key = (wp, bp, wk, bk)
+    cache_key = (int(wp), int(bp), int(wk), int(bk))
     cache = t.pawn_cache
     score = cache.get(cache_key)
     if score is None:
-        score = pawn_king_score(t, wp, bp, wk, bk)
+        score = pawn_king_score(t, int(wp), int(bp), int(wk), int(bk))
         if len(cache) >= PAWN_CACHE_SIZE:
             cache.clear()
         cache[cache_key] = score
     score += psq
 
-    w_pawn_attacks = ((wp << 9) & _NOT_A) | ((wp << 7) & _NOT_H)
-    b_pawn_attacks = ((bp >> 7) & _NOT_A) | ((bp >> 9) & _NOT_H)
-    knight_att = _KNIGHT
-    bb_squares = _BB_SQUARES
-    diag_att = _DIAG_ATT
-    diag_mask = _DIAG_MASK
-    rank_att = _RANK_ATT
-    rank_mask = _RANK_MASK
-    file_att = _FILE_ATT
-    file_mask = _FILE_MASK
-    file_of = _FILE_OF
+    w_pawn_attacks = wrapped(((wp & _NOT_H64) << 9) | ((wp & _NOT_A64) << 7))
+    b_pawn_attacks = ((bp >> 7) & _NOT_A64) | ((bp >> 9) & _NOT_H64)
+    square_bb = SQUARE
+    knight_att = _KNIGHT64
+    file_of = _FILE_OF64
 
-    mob_n = mob_b = mob_r = mob_q = 0
-    rook_open = rook_semi = 0
-    attackers = zone_attacks = 0  # on white's king minus on black's king
+    mob_n: i64 = 0
+    mob_b: i64 = 0
+    mob_r: i64 = 0
+    mob_q: i64 = 0
+    rook_open: i64 = 0
+    rook_semi: i64 = 0
+    attackers: i64 = 0  # on white's king minus on black's king
+    zone_attacks: i64 = 0
     # What each side attacks: everything, with its minor pieces, with its rooks.
-    w_all = w_minor = w_rook = b_all = b_minor = b_rook = 0
-    for own, own_pawns, area, zone, sign in (
-        (occ_w, wp, ~(occ_w | b_pawn_attacks), _ZONE[bk], 1),
-        (occ_b, bp, ~(occ_b | w_pawn_attacks), _ZONE[wk], -1),
-    ):
-        n_count = b_count = r_count = q_count = 0
-        minor_att = rook_att = queen_att = 0
-        hitters = hits = 0
-        opened = semi = 0
-        bb = knights & own
+    w_all: i64 = 0
+    w_minor: i64 = 0
+    w_rook: i64 = 0
+    b_all: i64 = 0
+    b_minor: i64 = 0
+    b_rook: i64 = 0
+    white = True
+    while True:
+        if white:
+            own = occ_w64
+            own_pawns = wp
+            area = ~(occ_w64 | b_pawn_attacks)
+            zone: i64 = _ZONE64[bk]
+            sign: i64 = 1
+        else:
+            own = occ_b64
+            own_pawns = bp
+            area = ~(occ_b64 | w_pawn_attacks)
+            zone = _ZONE64[wk]
+            sign = -1
+        n_count: i64 = 0
+        b_count: i64 = 0
+        r_count: i64 = 0
+        q_count: i64 = 0
+        minor_att: i64 = 0
+        rook_att: i64 = 0
+        queen_att: i64 = 0
+        hitters: i64 = 0
+        hits: i64 = 0
+        opened: i64 = 0
+        semi: i64 = 0
+        bb = knights64 & own
         while bb:
-            sq = bb.bit_length() - 1
-            bb ^= bb_squares[sq]
-            a = knight_att[sq]
+            sq = lsb(bb)
+            bb ^= square_bb[sq]
+            a: i64 = knight_att[sq]
             minor_att |= a
-            n_count += (a & area).bit_count()
+            n_count += popcount(a & area)
             a &= zone
             if a:
                 hitters += 1
-                hits += a.bit_count()
-        bb = bishops & own
+                hits += popcount(a)
+        bb = bishops64 & own
         while bb:
-            sq = bb.bit_length() - 1
-            bb ^= bb_squares[sq]
-            a = diag_att[sq][diag_mask[sq] & occ]
+            sq = lsb(bb)
+            bb ^= square_bb[sq]
+            a = bishop_attacks(sq, occ64)
             minor_att |= a
-            b_count += (a & area).bit_count()
+            b_count += popcount(a & area)
             a &= zone
             if a:
                 hitters += 1
-                hits += a.bit_count()
-        bb = rooks & own
+                hits += popcount(a)
+        bb = rooks64 & own
         while bb:
-            sq = bb.bit_length() - 1
-            bb ^= bb_squares[sq]
-            a = rank_att[sq][rank_mask[sq] & occ] | file_att[sq][file_mask[sq] & occ]
+            sq = lsb(bb)
+            bb ^= square_bb[sq]
+            a = rook_attacks(sq, occ64)
             rook_att |= a
-            r_count += (a & area).bit_count()
+            r_count += popcount(a & area)
             a &= zone
             if a:
                 hitters += 1
-                hits += a.bit_count()
-            f = file_of[sq]
-            if not pawns & f:
+                hits += popcount(a)
+            f: i64 = file_of[sq]
+            if not pawns64 & f:
                 opened += 1
             elif not own_pawns & f:
                 semi += 1
-        bb = queens & own
+        bb = queens64 & own
         while bb:
-            sq = bb.bit_length() - 1
-            bb ^= bb_squares[sq]
-            a = (
-                diag_att[sq][diag_mask[sq] & occ]
-                | rank_att[sq][rank_mask[sq] & occ]
-                | file_att[sq][file_mask[sq] & occ]
-            )
+            sq = lsb(bb)
+            bb ^= square_bb[sq]
+            a = queen_attacks(sq, occ64)
             queen_att |= a
-            q_count += (a & area).bit_count()
+            q_count += popcount(a & area)
             a &= zone
             if a:
                 hitters += 1
-                hits += a.bit_count()
-        if sign > 0:
+                hits += popcount(a)
+        if white:
             w_all, w_minor, w_rook = minor_att | rook_att | queen_att, minor_att, rook_att
         else:
             b_all, b_minor, b_rook = minor_att | rook_att | queen_att, minor_att, rook_att
@@ -529,6 +562,9 @@ def evaluate_fast(board: chess.Board, psq: int, t: EvalTables) -> int:
         rook_semi += sign * semi
         attackers -= sign * hitters
         zone_attacks -= sign * hits
+        if not white:
+            break
+        white = False
 
     score += (
         t.mob_n * mob_n
@@ -541,37 +577,39 @@ def evaluate_fast(board: chess.Board, psq: int, t: EvalTables) -> int:
         + t.king_zone_attacks * zone_attacks
     )
     # Threats: white's on black's pieces minus black's on white's.
-    w_all |= w_pawn_attacks | _KING_ATT[wk]
-    b_all |= b_pawn_attacks | _KING_ATT[bk]
-    pieces = knights | bishops | rooks | queens
-    majors = rooks | queens
-    unguarded_b = occ_b & ~kings & ~b_all
-    unguarded_w = occ_w & ~kings & ~w_all
+    king_wk: i64 = _KING_ATT64[wk]
+    king_bk: i64 = _KING_ATT64[bk]
+    w_all |= w_pawn_attacks | king_wk
+    b_all |= b_pawn_attacks | king_bk
+    pieces = knights64 | bishops64 | rooks64 | queens64
+    majors = rooks64 | queens64
+    unguarded_b = occ_b64 & ~kings64 & ~b_all
+    unguarded_w = occ_w64 & ~kings64 & ~w_all
     score += (
         t.threat_pawn
         * (
-            (w_pawn_attacks & occ_b & pieces).bit_count()
-            - (b_pawn_attacks & occ_w & pieces).bit_count()
+            popcount(w_pawn_attacks & occ_b64 & pieces)
+            - popcount(b_pawn_attacks & occ_w64 & pieces)
         )
         + t.threat_minor
-        * ((w_minor & occ_b & majors).bit_count() - (b_minor & occ_w & majors).bit_count())
+        * (popcount(w_minor & occ_b64 & majors) - popcount(b_minor & occ_w64 & majors))
         + t.threat_rook
-        * ((w_rook & occ_b & queens).bit_count() - (b_rook & occ_w & queens).bit_count())
-        + t.threat_hanging * ((w_all & unguarded_b).bit_count() - (b_all & unguarded_w).bit_count())
+        * (popcount(w_rook & occ_b64 & queens64) - popcount(b_rook & occ_w64 & queens64))
+        + t.threat_hanging * (popcount(w_all & unguarded_b) - popcount(b_all & unguarded_w))
     )
-    if (bishops & occ_w).bit_count() >= 2:
+    if popcount(bishops64 & occ_w64) >= 2:
         score += t.bishop_pair
-    if (bishops & occ_b).bit_count() >= 2:
+    if popcount(bishops64 & occ_b64) >= 2:
         score -= t.bishop_pair
 
-    phase = (knights | bishops).bit_count() + 2 * rooks.bit_count() + 4 * queens.bit_count()
+    phase = popcount(knights64 | bishops64) + 2 * popcount(rooks64) + 4 * popcount(queens64)
     taper = TAPER[phase] if phase < PHASE_MAX else TAPER_MAX
     eg = (score + _HALF) >> _SHIFT
     mg = score - (eg << _SHIFT)
     q, r = divmod(mg * taper + eg * (TAPER_MAX - taper), TAPER_MAX)
     if r > 16 or (r == 16 and q & 1):  # half to even, as round() does
         q += 1
-    return (q if board.turn else -q) + t.tempo
+    return (q if boards.turn else -q) + t.tempo
 
 
 # -- the readable route ----------------------------------------------------------------------

@@ -13,6 +13,11 @@ from the highest square down, each to its targets from the highest square down, 
 castling, pawn captures, single and double pawn pushes, en passant.  A search's node counts
 depend on move order, so the tests compare whole lists, not sets.
 
+The boards arrive as native 64-bit words (:class:`~games.chess_game.bitboard64.Bitboards`,
+converted once per node by the adapter) and sliding attacks come from rays: compiled, the
+generator does no arithmetic on Python ints and no dictionary lookups keyed by occupancy.
+Castling rights and en passant still come from the python-chess board.
+
 Evasions (the side to move in check) follow python-chess's ``_generate_evasions`` order:
 king moves first, then, against a single checker, the moves that capture it or block its
 line (the generator above, restricted to those squares), then an en passant capture of a
@@ -24,22 +29,25 @@ from __future__ import annotations
 from typing import Final
 
 import chess
-from chess import (
-    BB_DIAG_ATTACKS,
-    BB_DIAG_MASKS,
-    BB_FILE_ATTACKS,
-    BB_FILE_MASKS,
-    BB_KING_ATTACKS,
-    BB_KNIGHT_ATTACKS,
-    BB_PAWN_ATTACKS,
-    BB_RANK_ATTACKS,
-    BB_RANK_MASKS,
-    BB_RAYS,
-    BB_SQUARES,
+from mypy_extensions import i64
+
+from games.chess_game.bitboard64 import (
+    SQUARE,
+    Bitboards,
+    bishop_attacks,
+    lsb,
+    msb,
+    popcount,
+    rook_attacks,
+    signed,
+    signed_table,
+    unsigned,
+    wrapped,
 )
 
 __all__ = [
     "MOVES",
+    "attackers_of",
     "legal_evasions",
     "legal_moves_not_in_check",
     "pinned_pieces",
@@ -47,39 +55,62 @@ __all__ = [
     "shared_move",
 ]
 
-_BACKRANKS: Final = chess.BB_RANK_1 | chess.BB_RANK_8
-_NOT_FILE_A: Final = chess.BB_ALL & ~chess.BB_FILE_A
-_NOT_FILE_H: Final = chess.BB_ALL & ~chess.BB_FILE_H
-
 MOVES: Final[tuple[tuple[chess.Move, ...], ...]] = tuple(
     tuple(chess.Move(frm, to) for to in chess.SQUARES) for frm in chess.SQUARES
 )
 """``MOVES[from][to]``: the plain move, one shared object per pair."""
 
 _PROMOTION_PIECES: Final = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
-_PROMOTIONS: Final[dict[tuple[int, int], tuple[chess.Move, ...]]] = {
-    (frm, to): tuple(chess.Move(frm, to, piece) for piece in _PROMOTION_PIECES)
+_PROMOTION_MOVES: Final[tuple[tuple[chess.Move, ...], ...]] = tuple(
+    tuple(chess.Move(frm, to, piece) for piece in _PROMOTION_PIECES)
+    if chess.square_rank(to) in (0, 7)
+    else ()
     for frm in chess.SQUARES
     for to in chess.SQUARES
-    if chess.square_rank(to) in (0, 7)
-}
+)
+"""``[from * 64 + to]``: the four promotions of a pawn move to a back rank, queen first
+(python-chess's order), as shared objects; empty for other squares."""
 
 _SHARED_PROMOTIONS: Final[dict[tuple[int, int, int], chess.Move]] = {
     (move.from_square, move.to_square, move.promotion or 0): move
-    for moves in _PROMOTIONS.values()
+    for moves in _PROMOTION_MOVES
     for move in moves
 }
 
-
-_BETWEEN: Final[tuple[tuple[chess.Bitboard, ...], ...]] = tuple(
-    tuple(chess.between(a, b) for b in chess.SQUARES) for a in chess.SQUARES
+# Tables of native words (games.chess_game.bitboard64), flat where python-chess nests them:
+# [a * 64 + b] for a pair of squares.
+_BETWEEN: Final = signed_table([chess.between(a, b) for a in chess.SQUARES for b in chess.SQUARES])
+"""The squares strictly between two squares on a line (0 off a line)."""
+_LINE: Final = signed_table([chess.BB_RAYS[a][b] for a in chess.SQUARES for b in chess.SQUARES])
+"""The whole line through two squares, edge to edge (0 off a line)."""
+_KNIGHT: Final = signed_table(chess.BB_KNIGHT_ATTACKS)
+_KING: Final = signed_table(chess.BB_KING_ATTACKS)
+_WHITE_PAWN_ATTACKS: Final = signed_table(chess.BB_PAWN_ATTACKS[chess.WHITE])
+_BLACK_PAWN_ATTACKS: Final = signed_table(chess.BB_PAWN_ATTACKS[chess.BLACK])
+_ROOK_RAYS: Final = signed_table(
+    [chess.BB_RANK_ATTACKS[sq][0] | chess.BB_FILE_ATTACKS[sq][0] for sq in chess.SQUARES]
 )
-"""``_BETWEEN[a][b]``: the squares strictly between two squares on a line (0 off a line)."""
+_BISHOP_RAYS: Final = signed_table([chess.BB_DIAG_ATTACKS[sq][0] for sq in chess.SQUARES])
+_BACKRANKS: Final = signed(chess.BB_RANK_1 | chess.BB_RANK_8)
+_RANK_1: Final = signed(chess.BB_RANK_1)
+_RANK_8: Final = signed(chess.BB_RANK_8)
+_RANK_2_3: Final = signed(chess.BB_RANK_2 | chess.BB_RANK_3)
+_RANK_3_4: Final = signed(chess.BB_RANK_3 | chess.BB_RANK_4)
+_RANK_6_5: Final = signed(chess.BB_RANK_6 | chess.BB_RANK_5)
+_NOT_FILE_A: Final = signed(chess.BB_ALL & ~chess.BB_FILE_A)
+_NOT_FILE_H: Final = signed(chess.BB_ALL & ~chess.BB_FILE_H)
+# Masks that keep a right shift logical (an arithmetic shift of h8 brings in ones) or a left
+# shift inside 64 bits (bitboard64's rule for plain Python).
+_LOW55: Final = (1 << 55) - 1
+_LOW56: Final = (1 << 56) - 1
+_LOW57: Final = (1 << 57) - 1
+_NOT_FILE_A_LOW57: Final = signed(chess.BB_ALL & ~chess.BB_FILE_A & _LOW57)
+_NOT_FILE_H_LOW55: Final = signed(chess.BB_ALL & ~chess.BB_FILE_H & _LOW55)
 
 
 def promotions(frm: chess.Square, to: chess.Square) -> tuple[chess.Move, ...]:
     """The four promotions of a pawn move, queen first (python-chess's order)."""
-    return _PROMOTIONS[frm, to]
+    return _PROMOTION_MOVES[frm * 64 + to]
 
 
 def shared_move(frm: chess.Square, to: chess.Square, promotion: int) -> chess.Move:
@@ -94,55 +125,58 @@ def shared_move(frm: chess.Square, to: chess.Square, promotion: int) -> chess.Mo
     return chess.Move(frm, to, promotion) if move is None else move
 
 
-def pinned_pieces(board: chess.Board, king: chess.Square) -> chess.Bitboard:
+def pinned_pieces(boards: Bitboards, king: i64) -> i64:
     """``board._slider_blockers(king)``: the side to move's pieces that stand alone between
     their king and an enemy slider aiming at it.
 
     The same bitboard as python-chess's, computed once per node that generates moves, without
     its generator over the snipers and its helper calls per sniper.
     """
-    occupied = board.occupied
-    rooks_queens = board.rooks | board.queens
-    bishops_queens = board.bishops | board.queens
-    snipers = (
-        (BB_RANK_ATTACKS[king][0] | BB_FILE_ATTACKS[king][0]) & rooks_queens
-        | BB_DIAG_ATTACKS[king][0] & bishops_queens
-    ) & board.occupied_co[not board.turn]
-    between = _BETWEEN[king]
-    blockers = 0
+    occupied = boards.occupied
+    queens = boards.queens
+    us = boards.turn
+    rook_rays: i64 = _ROOK_RAYS[king]
+    bishop_rays: i64 = _BISHOP_RAYS[king]
+    snipers = (rook_rays & (boards.rooks | queens)) | (bishop_rays & (boards.bishops | queens))
+    snipers &= boards.black if us else boards.white
+    base = king * 64
+    blockers: i64 = 0
     while snipers:
-        sniper = snipers.bit_length() - 1
-        snipers ^= BB_SQUARES[sniper]
-        line = between[sniper] & occupied
-        if line and not line & (line - 1):  # exactly one piece in between
+        sniper = msb(snipers)
+        snipers ^= SQUARE[sniper]
+        between: i64 = _BETWEEN[base + sniper]
+        line = between & occupied
+        if line and popcount(line) == 1:  # exactly one piece in between
             blockers |= line
-    return blockers & board.occupied_co[board.turn]
+    return blockers & (boards.white if us else boards.black)
 
 
-def legal_moves_not_in_check(
+def legal_moves_not_in_check(  # noqa: PLR0917 - called twice per node: positional is cheapest
     board: chess.Board,
-    king: chess.Square,
-    pinned: chess.Bitboard,
-    from_mask: chess.Bitboard,
-    to_mask: chess.Bitboard,
+    boards: Bitboards,
+    king: i64,
+    pinned: i64,
+    from_mask: i64,
+    to_mask: i64,
 ) -> list[chess.Move]:
     """``list(board.generate_legal_moves(from_mask, to_mask))`` when the side to move is not
-    in check; ``pinned`` is :func:`pinned_pieces` (own pieces pinned to the king).
+    in check; ``boards`` are the board's sets as native words and ``pinned`` is
+    :func:`pinned_pieces` (own pieces pinned to the king); the masks are native words too.
 
     A pinned piece keeps only the targets on the line through it and its king (python-chess's
     ``_is_safe`` test, applied to a whole mask at once); the king keeps only unattacked
     squares; en passant captures go through python-chess's own test (a capture can uncover a
     rank attack through two pawns at once).
     """
-    turn = board.turn
-    ours = board.occupied_co[turn]
-    theirs = board.occupied_co[not turn]
-    occupied = board.occupied
-    pawns = board.pawns
-    knights = board.knights
-    kings = board.kings
-    diagonal = board.bishops | board.queens
-    straight = board.rooks | board.queens
+    turn = boards.turn
+    ours = boards.white if turn else boards.black
+    theirs = boards.black if turn else boards.white
+    occupied = boards.occupied
+    pawns = boards.pawns
+    knights = boards.knights
+    kings = boards.kings
+    diagonal = boards.bishops | boards.queens
+    straight = boards.rooks | boards.queens
     moves: list[chess.Move] = []
     append = moves.append
     extend = moves.extend
@@ -151,141 +185,130 @@ def legal_moves_not_in_check(
     # Pieces other than pawns, highest square first.
     pieces = ours & ~pawns & from_mask
     while pieces:
-        frm = pieces.bit_length() - 1
-        bit = BB_SQUARES[frm]
+        frm = msb(pieces)
+        bit: i64 = SQUARE[frm]
         pieces ^= bit
+        targets: i64 = 0
         if bit & knights:
-            targets = BB_KNIGHT_ATTACKS[frm] & allowed
+            knight_targets: i64 = _KNIGHT[frm]
+            targets = knight_targets & allowed
         elif bit & kings:
             # python-chess's ``attackers_mask`` test inlined, on the current occupancy: out of
             # check, no slider's ray passes through the king to a square beyond it.
-            targets = BB_KING_ATTACKS[frm] & allowed
+            king_targets: i64 = _KING[frm]
+            targets = king_targets & allowed
             if not targets:
                 continue
             row = MOVES[frm]
-            their_pawns = pawns & theirs
-            their_knights = knights & theirs
-            their_kings = kings & theirs
-            their_diagonal = diagonal & theirs
-            their_straight = straight & theirs
-            pawn_attackers = BB_PAWN_ATTACKS[turn]
             while targets:
-                to = targets.bit_length() - 1
-                targets ^= BB_SQUARES[to]
-                if (
-                    BB_KNIGHT_ATTACKS[to] & their_knights
-                    or BB_KING_ATTACKS[to] & their_kings
-                    or pawn_attackers[to] & their_pawns
-                    or BB_DIAG_ATTACKS[to][BB_DIAG_MASKS[to] & occupied] & their_diagonal
-                    or (
-                        BB_RANK_ATTACKS[to][BB_RANK_MASKS[to] & occupied]
-                        | BB_FILE_ATTACKS[to][BB_FILE_MASKS[to] & occupied]
-                    )
-                    & their_straight
-                ):
-                    continue
-                append(row[to])
+                to = msb(targets)
+                targets ^= SQUARE[to]
+                if not _attacked(boards, not turn, to, occupied):
+                    append(row[to])
             continue
         else:
-            targets = 0
             if bit & diagonal:
-                targets = BB_DIAG_ATTACKS[frm][BB_DIAG_MASKS[frm] & occupied]
+                targets = bishop_attacks(frm, occupied)
             if bit & straight:
-                targets |= (
-                    BB_RANK_ATTACKS[frm][BB_RANK_MASKS[frm] & occupied]
-                    | BB_FILE_ATTACKS[frm][BB_FILE_MASKS[frm] & occupied]
-                )
+                targets |= rook_attacks(frm, occupied)
             targets &= allowed
         if not targets:
             continue  # most pieces, when only captures are asked for
         if bit & pinned:
-            targets &= BB_RAYS[frm][king]
+            targets &= _LINE[frm * 64 + king]
         row = MOVES[frm]
         while targets:
-            to = targets.bit_length() - 1
-            targets ^= BB_SQUARES[to]
+            to = msb(targets)
+            targets ^= SQUARE[to]
             append(row[to])
 
     # Castling.
-    if from_mask & kings and board.castling_rights & to_mask & ours & _BACKRANKS:
-        _castling_moves(board, from_mask, to_mask, moves)
+    if from_mask & kings and signed(board.castling_rights) & to_mask & ours & _BACKRANKS:
+        _castling_moves(board, boards, from_mask, to_mask, moves)
 
     own_pawns = pawns & ours & from_mask
     if not own_pawns:
         return moves
 
     # Pawn captures, highest pawn first.
-    pawn_attacks = BB_PAWN_ATTACKS[turn]
     capture_mask = theirs & to_mask
     if capture_mask:
         # Only the pawns that attack something: the targets, shifted back one pawn step.
         if turn:
             capturers = own_pawns & (
-                ((capture_mask >> 7) & _NOT_FILE_A) | ((capture_mask >> 9) & _NOT_FILE_H)
+                ((capture_mask >> 7) & _NOT_FILE_A_LOW57)
+                | ((capture_mask >> 9) & _NOT_FILE_H_LOW55)
             )
+            pawn_attacks = _WHITE_PAWN_ATTACKS
         else:
-            capturers = own_pawns & (
-                ((capture_mask << 7) & _NOT_FILE_H) | ((capture_mask << 9) & _NOT_FILE_A)
+            capturers = own_pawns & wrapped(
+                (((capture_mask & _LOW57) << 7) & _NOT_FILE_H)
+                | (((capture_mask & _LOW55) << 9) & _NOT_FILE_A)
             )
+            pawn_attacks = _BLACK_PAWN_ATTACKS
         while capturers:
-            frm = capturers.bit_length() - 1
-            bit = BB_SQUARES[frm]
+            frm = msb(capturers)
+            bit = SQUARE[frm]
             capturers ^= bit
-            targets = pawn_attacks[frm] & capture_mask
+            attacks: i64 = pawn_attacks[frm]
+            targets = attacks & capture_mask
             if bit & pinned:
-                targets &= BB_RAYS[frm][king]
+                line = _LINE[frm * 64 + king]
+                targets &= line
             row = MOVES[frm]
             while targets:
-                to = targets.bit_length() - 1
-                targets ^= BB_SQUARES[to]
-                if BB_SQUARES[to] & _BACKRANKS:
-                    extend(_PROMOTIONS[frm, to])
+                to = msb(targets)
+                targets ^= SQUARE[to]
+                if SQUARE[to] & _BACKRANKS:
+                    extend(_PROMOTION_MOVES[frm * 64 + to])
                 else:
                     append(row[to])
 
     # Pushes: every single push, then every double push, highest target first.
+    empty = ~occupied
     if turn:
-        single = (own_pawns << 8) & ~occupied
-        double = (single << 8) & ~occupied & (chess.BB_RANK_3 | chess.BB_RANK_4)
+        single = wrapped(own_pawns << 8) & empty
+        double = ((single & _RANK_2_3) << 8) & empty & _RANK_3_4
         step = 8
     else:
-        single = (own_pawns >> 8) & ~occupied
-        double = (single >> 8) & ~occupied & (chess.BB_RANK_6 | chess.BB_RANK_5)
+        single = (own_pawns >> 8) & _LOW56 & empty
+        double = (single >> 8) & _RANK_6_5 & empty
         step = -8
     single &= to_mask
     double &= to_mask
     while single:
-        to = single.bit_length() - 1
-        single ^= BB_SQUARES[to]
+        to = msb(single)
+        single ^= SQUARE[to]
         frm = to - step
-        if BB_SQUARES[frm] & pinned and not BB_RAYS[frm][king] & BB_SQUARES[to]:
+        if SQUARE[frm] & pinned and not _LINE[frm * 64 + king] & SQUARE[to]:
             continue
-        if BB_SQUARES[to] & _BACKRANKS:
-            extend(_PROMOTIONS[frm, to])
+        if SQUARE[to] & _BACKRANKS:
+            extend(_PROMOTION_MOVES[frm * 64 + to])
         else:
             append(MOVES[frm][to])
     while double:
-        to = double.bit_length() - 1
-        double ^= BB_SQUARES[to]
+        to = msb(double)
+        double ^= SQUARE[to]
         frm = to - step - step
-        if BB_SQUARES[frm] & pinned and not BB_RAYS[frm][king] & BB_SQUARES[to]:
+        if SQUARE[frm] & pinned and not _LINE[frm * 64 + king] & SQUARE[to]:
             continue
         append(MOVES[frm][to])
 
     # En passant.
-    ep = board.ep_square
-    if ep and BB_SQUARES[ep] & to_mask and not BB_SQUARES[ep] & occupied:
+    ep = boards.ep_square
+    if ep > 0 and SQUARE[ep] & to_mask and not SQUARE[ep] & occupied:
         _en_passant(board, king, pinned, from_mask, to_mask, moves)
     return moves
 
 
 def legal_evasions(  # noqa: PLR0917 - called per node in check: positional is cheapest
     board: chess.Board,
-    king: chess.Square,
-    pinned: chess.Bitboard,
-    checkers: chess.Bitboard,
-    from_mask: chess.Bitboard,
-    to_mask: chess.Bitboard,
+    boards: Bitboards,
+    king: i64,
+    pinned: i64,
+    checkers: i64,
+    from_mask: i64,
+    to_mask: i64,
 ) -> list[chess.Move]:
     """``list(board.generate_legal_moves(from_mask, to_mask))`` when the side to move is in
     check by ``checkers``; ``pinned`` is :func:`pinned_pieces`.
@@ -295,103 +318,121 @@ def legal_evasions(  # noqa: PLR0917 - called per node in check: positional is c
     the other pieces capture it or step between (pinned ones only along their pin), which is
     what :func:`legal_moves_not_in_check` generates when asked for those squares only.
     """
-    turn = board.turn
+    turn = boards.turn
     moves: list[chess.Move] = []
-    if BB_SQUARES[king] & from_mask:
-        sliders = checkers & (board.bishops | board.rooks | board.queens)
-        off_line = 0
+    if SQUARE[king] & from_mask:
+        sliders = checkers & (boards.bishops | boards.rooks | boards.queens)
+        off_line: i64 = 0
         while sliders:
-            checker = sliders.bit_length() - 1
-            sliders ^= BB_SQUARES[checker]
-            off_line |= BB_RAYS[king][checker] & ~BB_SQUARES[checker]
-        targets = BB_KING_ATTACKS[king] & ~board.occupied_co[turn] & ~off_line & to_mask
+            checker = msb(sliders)
+            checker_bit: i64 = SQUARE[checker]
+            sliders ^= checker_bit
+            ray: i64 = _LINE[king * 64 + checker]
+            off_line |= ray & ~checker_bit
+        king_targets: i64 = _KING[king]
+        targets = king_targets & ~(boards.white if turn else boards.black) & ~off_line & to_mask
         row = MOVES[king]
-        enemy = not turn
-        occupied = board.occupied
+        occupied = boards.occupied
         while targets:
-            to = targets.bit_length() - 1
-            targets ^= BB_SQUARES[to]
-            if not _attacked(board, enemy, to, occupied):
+            to = msb(targets)
+            targets ^= SQUARE[to]
+            if not _attacked(boards, not turn, to, occupied):
                 moves.append(row[to])
-    checker = checkers.bit_length() - 1
-    if BB_SQUARES[checker] != checkers:
+    checker = msb(checkers)
+    if SQUARE[checker] != checkers:
         return moves  # double check: only the king moves
-    target = _BETWEEN[king][checker] | checkers
+    between: i64 = _BETWEEN[king * 64 + checker]
+    target = between | checkers
     moves.extend(
-        legal_moves_not_in_check(board, king, pinned, ~board.kings & from_mask, target & to_mask)
+        legal_moves_not_in_check(
+            board, boards, king, pinned, ~boards.kings & from_mask, target & to_mask
+        )
     )
     # En passant capture of the checking pawn (which is not on the ep square itself).
-    ep = board.ep_square
-    if ep and not BB_SQUARES[ep] & target and ep + (-8 if turn else 8) == checker:
+    ep = boards.ep_square
+    if ep > 0 and not SQUARE[ep] & target and ep + (-8 if turn else 8) == checker:
         _en_passant(board, king, pinned, from_mask, to_mask, moves)
     return moves
 
 
-def _attacked(board: chess.Board, color: chess.Color, square: chess.Square, occupied: int) -> bool:
+def _attacked(boards: Bitboards, color: bool, square: i64, occupied: i64) -> bool:
     """``board.attackers_mask(color, square, occupied) != 0``, compiled with its callers."""
-    theirs = board.occupied_co[color]
-    queens = board.queens
-    return bool(
-        (
-            BB_KNIGHT_ATTACKS[square] & board.knights
-            | BB_KING_ATTACKS[square] & board.kings
-            | BB_PAWN_ATTACKS[not color][square] & board.pawns
-            | BB_DIAG_ATTACKS[square][BB_DIAG_MASKS[square] & occupied] & (board.bishops | queens)
-            | (
-                BB_RANK_ATTACKS[square][BB_RANK_MASKS[square] & occupied]
-                | BB_FILE_ATTACKS[square][BB_FILE_MASKS[square] & occupied]
-            )
-            & (board.rooks | queens)
-        )
-        & theirs
-    )
+    theirs = boards.white if color else boards.black
+    knight: i64 = _KNIGHT[square]
+    king: i64 = _KING[square]
+    # A pawn of ``color`` attacks ``square`` from where a pawn of the other colour on
+    # ``square`` would attack.
+    pawn: i64 = _BLACK_PAWN_ATTACKS[square] if color else _WHITE_PAWN_ATTACKS[square]
+    queens = boards.queens
+    if (knight & boards.knights | king & boards.kings | pawn & boards.pawns) & theirs:
+        return True
+    if bishop_attacks(square, occupied) & (boards.bishops | queens) & theirs:
+        return True
+    return bool(rook_attacks(square, occupied) & (boards.rooks | queens) & theirs)
 
 
-def _path_attacked(board: chess.Board, path: int, occupied: int) -> bool:
+def attackers_of(boards: Bitboards, color: bool, square: i64) -> i64:
+    """``board.attackers_mask(color, square)``: the pieces of ``color`` attacking ``square``."""
+    occupied = boards.occupied
+    queens = boards.queens
+    knight: i64 = _KNIGHT[square]
+    king: i64 = _KING[square]
+    pawn: i64 = _BLACK_PAWN_ATTACKS[square] if color else _WHITE_PAWN_ATTACKS[square]
+    return (
+        knight & boards.knights
+        | king & boards.kings
+        | pawn & boards.pawns
+        | bishop_attacks(square, occupied) & (boards.bishops | queens)
+        | rook_attacks(square, occupied) & (boards.rooks | queens)
+    ) & (boards.white if color else boards.black)
+
+
+def _path_attacked(boards: Bitboards, path: i64, occupied: i64) -> bool:
     """python-chess's ``_attacked_for_king``: does the opponent attack a square of ``path``?"""
-    enemy = not board.turn
+    enemy = not boards.turn
     while path:
-        square = path.bit_length() - 1
-        path ^= BB_SQUARES[square]
-        if _attacked(board, enemy, square, occupied):
+        square = msb(path)
+        path ^= SQUARE[square]
+        if _attacked(boards, enemy, square, occupied):
             return True
     return False
 
 
 def _castling_moves(
-    board: chess.Board, from_mask: int, to_mask: int, moves: list[chess.Move]
+    board: chess.Board, boards: Bitboards, from_mask: i64, to_mask: i64, moves: list[chess.Move]
 ) -> None:
     """Append ``board.generate_castling_moves(from_mask, to_mask)``, as shared moves.
 
     The same tests in the same order (the rook farthest up the board first), and the same
     notation: king to its target square in standard chess, king takes rook in Chess960.
     """
-    turn = board.turn
-    backrank = chess.BB_RANK_1 if turn else chess.BB_RANK_8
-    king = board.occupied_co[turn] & board.kings & ~board.promoted & backrank & from_mask
-    king &= -king
+    turn = boards.turn
+    backrank = _RANK_1 if turn else _RANK_8
+    own_kings = (boards.white if turn else boards.black) & boards.kings
+    king = own_kings & ~signed(board.promoted) & backrank & from_mask
     if not king:
         return
-    king_square = king.bit_length() - 1
-    occupied = board.occupied
+    king_square = lsb(king)
+    king = SQUARE[king_square]
+    occupied = boards.occupied
     chess960 = board.chess960
-    candidates = board.clean_castling_rights() & backrank & to_mask
+    candidates = signed(board.clean_castling_rights()) & backrank & to_mask
     base = king_square & 56
     while candidates:
-        candidate = candidates.bit_length() - 1
-        rook = BB_SQUARES[candidate]
+        candidate = msb(candidates)
+        rook: i64 = SQUARE[candidate]
         candidates ^= rook
-        a_side = rook < king
+        a_side = candidate < king_square
         king_to_square = base + 2 if a_side else base + 6
         rook_to_square = base + 3 if a_side else base + 5
-        king_to = BB_SQUARES[king_to_square]
-        rook_to = BB_SQUARES[rook_to_square]
-        king_path = _BETWEEN[king_square][king_to_square]
-        rook_path = _BETWEEN[candidate][rook_to_square]
+        king_to: i64 = SQUARE[king_to_square]
+        rook_to: i64 = SQUARE[rook_to_square]
+        king_path: i64 = _BETWEEN[king_square * 64 + king_to_square]
+        rook_path: i64 = _BETWEEN[candidate * 64 + rook_to_square]
         if (
             (occupied ^ king ^ rook) & (king_path | rook_path | king_to | rook_to)
-            or _path_attacked(board, king_path | king, occupied ^ king)
-            or _path_attacked(board, king_to, occupied ^ king ^ rook ^ rook_to)
+            or _path_attacked(boards, king_path | king, occupied ^ king)
+            or _path_attacked(boards, king_to, occupied ^ king ^ rook ^ rook_to)
         ):
             continue
         standard = king_square in (chess.E1, chess.E8) and candidate in (base, base + 7)
@@ -403,10 +444,10 @@ def _castling_moves(
 
 def _en_passant(  # noqa: PLR0917 - the generators' own arguments, passed on
     board: chess.Board,
-    king: chess.Square,
-    pinned: int,
-    from_mask: int,
-    to_mask: int,
+    king: i64,
+    pinned: i64,
+    from_mask: i64,
+    to_mask: i64,
     moves: list[chess.Move],
 ) -> None:
     """Append the legal en passant captures, as shared moves.
@@ -415,6 +456,7 @@ def _en_passant(  # noqa: PLR0917 - the generators' own arguments, passed on
     (a capture can uncover a rank attack through two pawns at once); the move appended is
     the shared object equal to python-chess's."""
     is_safe = board._is_safe
-    for move in board.generate_pseudo_legal_ep(from_mask, to_mask):
-        if is_safe(king, pinned, move):
+    unsigned_pinned = unsigned(pinned)
+    for move in board.generate_pseudo_legal_ep(unsigned(from_mask), unsigned(to_mask)):
+        if is_safe(int(king), unsigned_pinned, move):
             moves.append(MOVES[move.from_square][move.to_square])

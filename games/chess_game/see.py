@@ -19,65 +19,60 @@ from __future__ import annotations
 from typing import Final
 
 import chess
-from chess import (
-    BB_DIAG_ATTACKS,
-    BB_DIAG_MASKS,
-    BB_FILE_ATTACKS,
-    BB_FILE_MASKS,
-    BB_KING_ATTACKS,
-    BB_KNIGHT_ATTACKS,
-    BB_RANK_ATTACKS,
-    BB_RANK_MASKS,
-    BB_SQUARES,
+from mypy_extensions import i64
+
+from games.chess_game.bitboard64 import (
     BISHOP,
-    BLACK,
     KING,
     KNIGHT,
     PAWN,
     QUEEN,
     ROOK,
-    WHITE,
+    SQUARE,
+    Bitboards,
+    bishop_attacks,
+    lsb,
+    rook_attacks,
+    signed_table,
 )
-
-from games.chess_game.pieces import piece_type_on
 
 __all__ = ["SEE_VALUES", "see_ge"]
 
 SEE_VALUES: Final = (0, 100, 320, 330, 500, 950, 20_000)
 """Exchange values by python-chess piece type (index 0 = empty square), in centipawns."""
 
-_WHITE_PAWN_ATTACKS: Final = chess.BB_PAWN_ATTACKS[chess.WHITE]
-_BLACK_PAWN_ATTACKS: Final = chess.BB_PAWN_ATTACKS[chess.BLACK]
+_WHITE_PAWN_ATTACKS: Final = signed_table(chess.BB_PAWN_ATTACKS[chess.WHITE])
+_BLACK_PAWN_ATTACKS: Final = signed_table(chess.BB_PAWN_ATTACKS[chess.BLACK])
+_KNIGHT: Final = signed_table(chess.BB_KNIGHT_ATTACKS)
+_KING: Final = signed_table(chess.BB_KING_ATTACKS)
 _PAWN_VALUE: Final = SEE_VALUES[chess.PAWN]
-_DIAGONAL_XRAY: Final = frozenset((chess.PAWN, chess.BISHOP, chess.QUEEN))
-"""Capturers that can uncover a bishop or queen behind them."""
-_ORTHOGONAL_XRAY: Final = frozenset((chess.ROOK, chess.QUEEN))
-"""Capturers that can uncover a rook or queen behind them."""
 
 
-def see_ge(board: chess.Board, move: chess.Move, threshold: int) -> bool:
+def see_ge(boards: Bitboards, move: chess.Move, threshold: int) -> bool:
     """Whether ``move`` (pseudo-legal for the side to move) wins at least ``threshold``
     centipawns by static exchange on its target square.
 
     Castling and other non-captures gain nothing (a promotion gains its piece over the pawn),
     so for them the answer is ``threshold <= gain`` unless the moved piece can be taken.
     """
-    frm = move.from_square
-    to = move.to_square
-    to_bb = BB_SQUARES[to]
-    from_bb = BB_SQUARES[frm]
-    occupied_co = board.occupied_co
-    us = board.turn
-    if occupied_co[us] & to_bb:
+    frm: i64 = move.from_square
+    to: i64 = move.to_square
+    to_bb: i64 = SQUARE[to]
+    from_bb: i64 = SQUARE[frm]
+    us = boards.turn
+    white = boards.white
+    black = boards.black
+    if (white if us else black) & to_bb:
         return threshold <= 0  # Chess960 castling: king takes own rook
-    attacker = piece_type_on(board, from_bb)
-    victim = piece_type_on(board, to_bb)
-    occupied = board.occupied ^ from_bb
+    attacker = boards.piece_type_on(from_bb)
+    victim = boards.piece_type_on(to_bb)
+    occ = boards.occupied ^ from_bb
     if not victim:
         victim_value = 0
-        if attacker == PAWN and to == board.ep_square:
+        if attacker == PAWN and to == boards.ep_square:
             victim_value = _PAWN_VALUE
-            occupied ^= BB_SQUARES[to - 8 if us else to + 8]
+            victim_square: i64 = SQUARE[to - 8 if us else to + 8]
+            occ ^= victim_square
         elif attacker == KING and (to - frm == 2 or frm - to == 2):
             return threshold <= 0  # standard castling
     else:
@@ -92,59 +87,62 @@ def see_ge(board: chess.Board, move: chess.Move, threshold: int) -> bool:
     swap = SEE_VALUES[attacker] - swap
     if swap <= 0:
         return True
-    occupied |= to_bb
-    pawns = board.pawns
-    knights = board.knights
-    bishops = board.bishops
-    rooks = board.rooks
-    queens = board.queens
+    # The rest of the exchange is played on native words only.
+    occ |= to_bb
+    pawns = boards.pawns
+    knights = boards.knights
+    bishops = boards.bishops
+    rooks = boards.rooks
+    queens = boards.queens
+    kings = boards.kings
     bishops_queens = bishops | queens
     rooks_queens = rooks | queens
+    knight_attacks: i64 = _KNIGHT[to]
+    king_attacks: i64 = _KING[to]
+    by_white_pawns: i64 = _BLACK_PAWN_ATTACKS[to]
+    by_black_pawns: i64 = _WHITE_PAWN_ATTACKS[to]
     attackers = (
-        (BB_KNIGHT_ATTACKS[to] & knights)
-        | (BB_KING_ATTACKS[to] & board.kings)
-        | (BB_RANK_ATTACKS[to][BB_RANK_MASKS[to] & occupied] & rooks_queens)
-        | (BB_FILE_ATTACKS[to][BB_FILE_MASKS[to] & occupied] & rooks_queens)
-        | (BB_DIAG_ATTACKS[to][BB_DIAG_MASKS[to] & occupied] & bishops_queens)
-        | (_WHITE_PAWN_ATTACKS[to] & pawns & occupied_co[BLACK])
-        | (_BLACK_PAWN_ATTACKS[to] & pawns & occupied_co[WHITE])
-    )
-    by_type = (
-        (pawns, PAWN),
-        (knights, KNIGHT),
-        (bishops, BISHOP),
-        (rooks, ROOK),
-        (queens, QUEEN),
-        (board.kings, KING),
+        (knight_attacks & knights)
+        | (king_attacks & kings)
+        | (rook_attacks(to, occ) & rooks_queens)
+        | (bishop_attacks(to, occ) & bishops_queens)
+        | (by_black_pawns & pawns & black)
+        | (by_white_pawns & pawns & white)
     )
     side = us
     result = True
     while True:
         side = not side
-        attackers &= occupied
-        mine = attackers & occupied_co[side]
+        attackers &= occ
+        own = white if side else black
+        mine = attackers & own
         if not mine:
             break
         result = not result
-        piece_type = KING
-        found = 0
-        for pieces, candidate in by_type:
-            found = mine & pieces
-            if found:
-                piece_type = candidate
-                break
-        if piece_type == KING:
+        if mine & pawns:
+            found = mine & pawns
+            piece_type = PAWN
+        elif mine & knights:
+            found = mine & knights
+            piece_type = KNIGHT
+        elif mine & bishops:
+            found = mine & bishops
+            piece_type = BISHOP
+        elif mine & rooks:
+            found = mine & rooks
+            piece_type = ROOK
+        elif mine & queens:
+            found = mine & queens
+            piece_type = QUEEN
+        else:
             # The king may capture only if the other side has nothing left to recapture.
-            return result if not attackers & occupied_co[not side] else not result
+            return result if not attackers & (black if side else white) else not result
         swap = SEE_VALUES[piece_type] - swap
         if swap < result:
             break
-        occupied ^= found & -found
-        if piece_type in _DIAGONAL_XRAY:
-            attackers |= BB_DIAG_ATTACKS[to][BB_DIAG_MASKS[to] & occupied] & bishops_queens
-        if piece_type in _ORTHOGONAL_XRAY:
-            attackers |= (
-                BB_RANK_ATTACKS[to][BB_RANK_MASKS[to] & occupied]
-                | BB_FILE_ATTACKS[to][BB_FILE_MASKS[to] & occupied]
-            ) & rooks_queens
+        occ ^= SQUARE[lsb(found)]
+        if piece_type in (PAWN, BISHOP, QUEEN):
+            attackers |= bishop_attacks(to, occ) & bishops_queens
+        if piece_type in (ROOK, QUEEN):
+            attackers |= rook_attacks(to, occ) & rooks_queens
     return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 import chess
 
 from games.chess_game import from_fen
+from games.chess_game.bitboard64 import Bitboards
 from games.chess_game.checks import gives_check
 from tests.support.paths import DATA
 
@@ -33,7 +34,7 @@ def test_agrees_with_playing_the_move() -> None:
     for board in _boards():
         for move in board.legal_moves:
             expected = board.gives_check(move)
-            assert gives_check(board, move) == expected, (board.fen(), move.uci())
+            assert gives_check(board, Bitboards(board), move) == expected, (board.fen(), move.uci())
             checks += expected
             total += 1
     assert total > 10_000

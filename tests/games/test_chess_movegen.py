@@ -14,6 +14,7 @@ import chess
 import pytest
 
 from games.chess_game.adapter import ChessGame
+from games.chess_game.bitboard64 import Bitboards, signed, unsigned
 from games.chess_game.movegen import (
     MOVES,
     legal_moves_not_in_check,
@@ -83,11 +84,13 @@ def test_lists_equal_python_chess_in_order(positions: list[chess.Board]) -> None
         assert game.legal_moves() == list(board.generate_legal_moves()), board.fen()
         for from_mask, to_mask in _masks(board):
             expected = list(board.generate_legal_moves(from_mask, to_mask))
-            assert game._legal(from_mask, to_mask) == expected, (board.fen(), from_mask, to_mask)
+            moves = game._legal(signed(from_mask), signed(to_mask))
+            assert moves == expected, (board.fen(), from_mask, to_mask)
             compared += 1
         king = board.king(board.turn)
         assert king is not None
-        assert pinned_pieces(board, king) == board._slider_blockers(king), board.fen()
+        pinned_bb = unsigned(pinned_pieces(Bitboards(board), king))
+        assert pinned_bb == board._slider_blockers(king), board.fen()
         pinned += bool(board._slider_blockers(king))
         checked += board.is_check()
     # The walks must reach the cases the generator treats specially.
@@ -103,7 +106,7 @@ def test_pinned_pieces_move_only_along_the_pin() -> None:
     king = board.king(chess.WHITE)
     assert king is not None
     moves = legal_moves_not_in_check(
-        board, king, board._slider_blockers(king), chess.BB_ALL, chess.BB_ALL
+        board, Bitboards(board), king, signed(board._slider_blockers(king)), -1, -1
     )
     assert moves == list(board.generate_legal_moves())
     assert not [m for m in moves if m.from_square == chess.E4]

@@ -6,6 +6,7 @@ import chess
 import pytest
 
 from games.chess_game import from_fen
+from games.chess_game.bitboard64 import Bitboards
 from games.chess_game.see import SEE_VALUES, see_ge
 from tests.support.paths import DATA
 
@@ -82,7 +83,7 @@ def test_textbook_exchanges(fen: str, uci: str, value: int) -> None:
     move = chess.Move.from_uci(uci)
     assert reference_see(board, move) == value
     for threshold in (*THRESHOLDS, value - 1, value, value + 1):
-        assert see_ge(board, move, threshold) == (value >= threshold), threshold
+        assert see_ge(Bitboards(board), move, threshold) == (value >= threshold), threshold
 
 
 def _suite_positions(limit: int) -> list[chess.Board]:
@@ -116,10 +117,10 @@ def test_castling_wins_nothing() -> None:
     board = chess.Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
     for uci in ("e1g1", "e1c1"):
         move = chess.Move.from_uci(uci)
-        assert see_ge(board, move, 0)
-        assert not see_ge(board, move, 1)
+        assert see_ge(Bitboards(board), move, 0)
+        assert not see_ge(Bitboards(board), move, 1)
     chess960 = chess.Board("1r2k1r1/8/8/8/8/8/8/1R2K1R1 w GBgb - 0 1", chess960=True)
     castle = chess.Move.from_uci("e1g1")
     assert chess960.is_castling(castle)
-    assert see_ge(chess960, castle, 0)
-    assert not see_ge(chess960, castle, 1)
+    assert see_ge(Bitboards(chess960), castle, 0)
+    assert not see_ge(Bitboards(chess960), castle, 1)

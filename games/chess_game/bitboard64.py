@@ -1,0 +1,328 @@
+"""Bitboards as native 64-bit words, for the compiled hot path.
+
+python-chess keeps a bitboard in a Python ``int`` from 0 to 2⁶⁴ - 1.  Compiled by mypyc, an
+``int`` above 2⁶² no longer fits a tagged machine word: every ``&``, ``|`` or ``>>`` on it
+allocates a new Python object, and black's back rank (g8 and h8 are bits 62 and 63) puts most
+boards there.  Profiles of the search showed a fifth of its time in that arithmetic and its
+allocations.  This module lets a function convert the boards it needs once, with
+:func:`signed`, and then work on ``i64`` values that mypyc keeps in machine registers.
+
+An ``i64`` holds the same 64 bits in two's complement: h8 (bit 63) is the sign bit.  The
+rules that keep the code right both compiled and as plain Python (where ``i64`` is an
+unbounded ``int`` and nothing wraps):
+
+* ``&``, ``|``, ``^`` and ``~`` of canonical values (``-2⁶³ <= v < 2⁶³``) are canonical, and
+  ``>>`` is arithmetic in both: mask what a right shift brings in when the sign may be set;
+* no ``<<`` and no ``x - 1`` on a board (compiled they wrap, in Python they do not): shift
+  before :func:`signed`, and take single squares from :data:`SQUARE` instead;
+* a product is only ever looked at through ``>> 58 & 63`` or ``>> 56 & 0xFF``, whose bits
+  are the same whether the product wrapped or not.
+
+Sliding attacks come from rays (:func:`rook_attacks`, :func:`bishop_attacks`): a ray from the
+square in one direction, cut behind its first blocker, found with :func:`lsb` or :func:`msb`.
+No table keyed by occupancy: python-chess's dictionaries hash a large ``int`` per lookup.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import chess
+from mypy_extensions import i64
+
+__all__ = [
+    "BISHOP",
+    "KING",
+    "KNIGHT",
+    "PAWN",
+    "QUEEN",
+    "ROOK",
+    "SQUARE",
+    "Bitboards",
+    "bishop_attacks",
+    "lsb",
+    "msb",
+    "popcount",
+    "queen_attacks",
+    "rook_attacks",
+    "signed",
+    "signed_table",
+    "unsigned",
+    "wrapped",
+]
+
+_MAX_I64: Final = 0x7FFF_FFFF_FFFF_FFFF
+_TWO_64: Final = 0x1_0000_0000_0000_0000
+_DEBRUIJN: Final = 0x03F7_9D71_B4CB_0A89
+"""A de Bruijn sequence: the top six bits of ``2**k * _DEBRUIJN`` (mod 2⁶⁴) differ for
+every k, and so do those of ``(2**(k+1) - 1) * _DEBRUIJN``."""
+
+
+PAWN: Final = 1
+KNIGHT: Final = 2
+BISHOP: Final = 3
+ROOK: Final = 4
+QUEEN: Final = 5
+KING: Final = 6
+"""python-chess's piece types as literals, which compiled code inlines (a name imported
+from ``chess`` is a dictionary lookup at every use)."""
+assert tuple(chess.PIECE_TYPES) == (PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING)
+
+
+def signed(bb: int) -> i64:
+    """python-chess's bitboard as the ``i64`` with the same 64 bits."""
+    if bb > _MAX_I64:
+        bb -= _TWO_64
+    return bb
+
+
+def unsigned(bb: i64) -> int:
+    """The python-chess bitboard (0 to 2⁶⁴ - 1) with the bits of ``bb``."""
+    value: int = bb
+    return value + _TWO_64 if value < 0 else value
+
+
+def signed_table(boards: tuple[int, ...] | list[int]) -> tuple[int, ...]:
+    """A table of python-chess bitboards with each entry in :func:`signed` form (stored as
+    Python ints: a compiled caller unboxes them to ``i64`` when it reads one)."""
+    return tuple(int(signed(bb)) for bb in boards)
+
+
+SQUARE: Final = signed_table(chess.BB_SQUARES)
+"""``SQUARE[sq]``: the board with only ``sq`` (h8 is the sign bit)."""
+
+
+def _scan_table(words: list[int]) -> tuple[int, ...]:
+    table = [-1] * 64
+    for square, word in enumerate(words):
+        table[((word * _DEBRUIJN) & (_TWO_64 - 1)) >> 58] = square
+    assert -1 not in table, "not a de Bruijn multiplier"
+    return tuple(table)
+
+
+_FORWARD: Final = _scan_table([1 << k for k in range(64)])
+_REVERSE: Final = _scan_table([(2 << k) - 1 for k in range(64)])
+
+
+def lsb(bb: i64) -> i64:
+    """The lowest square of a non-empty board."""
+    return _FORWARD[((bb & -bb) * _DEBRUIJN >> 58) & 63]
+
+
+def msb(bb: i64) -> i64:
+    """The highest square of a non-empty board."""
+    if bb < 0:
+        return 63
+    bb |= bb >> 1
+    bb |= bb >> 2
+    bb |= bb >> 4
+    bb |= bb >> 8
+    bb |= bb >> 16
+    bb |= bb >> 32
+    return _REVERSE[(bb * _DEBRUIJN >> 58) & 63]
+
+
+def popcount(bb: i64) -> i64:
+    """Squares on the board (SWAR: pairs, nibbles, bytes, then one multiply sums the
+    bytes into the top one)."""
+    bb = bb - ((bb >> 1) & 0x5555_5555_5555_5555)
+    bb = (bb & 0x3333_3333_3333_3333) + ((bb >> 2) & 0x3333_3333_3333_3333)
+    bb = (bb + (bb >> 4)) & 0x0F0F_0F0F_0F0F_0F0F
+    return (bb * 0x0101_0101_0101_0101 >> 56) & 0xFF
+
+
+def _rays(step: int) -> tuple[int, ...]:
+    """For each square, the squares beyond it in the direction ``step`` (one of ±1, ±7, ±8,
+    ±9), up to the board's edge, as signed boards."""
+    rays = []
+    for square in chess.SQUARES:
+        ray = 0
+        current = square
+        # A step that leaves the board, or wraps around an edge, moves more than one square.
+        while (ahead := current + step) in _ON_BOARD and chess.square_distance(current, ahead) == 1:
+            ray |= chess.BB_SQUARES[ahead]
+            current = ahead
+        rays.append(ray)
+    return signed_table(rays)
+
+
+_ON_BOARD: Final = frozenset(chess.SQUARES)
+_NORTH: Final = _rays(8)
+_SOUTH: Final = _rays(-8)
+_EAST: Final = _rays(1)
+_WEST: Final = _rays(-1)
+_NORTH_EAST: Final = _rays(9)
+_NORTH_WEST: Final = _rays(7)
+_SOUTH_EAST: Final = _rays(-7)
+_SOUTH_WEST: Final = _rays(-9)
+
+
+def rook_attacks(square: i64, occupied: i64) -> i64:
+    """Squares a rook on ``square`` attacks (its first blocker in each direction included),
+    the same set as python-chess's rank and file attack tables."""
+    attacks: i64 = 0
+    ray: i64 = _NORTH[square]
+    blockers = ray & occupied
+    attacks |= ray ^ _NORTH[lsb(blockers)] if blockers else ray
+    ray = _EAST[square]
+    blockers = ray & occupied
+    attacks |= ray ^ _EAST[lsb(blockers)] if blockers else ray
+    ray = _SOUTH[square]
+    blockers = ray & occupied
+    attacks |= ray ^ _SOUTH[msb(blockers)] if blockers else ray
+    ray = _WEST[square]
+    blockers = ray & occupied
+    attacks |= ray ^ _WEST[msb(blockers)] if blockers else ray
+    return attacks
+
+
+def bishop_attacks(square: i64, occupied: i64) -> i64:
+    """Squares a bishop on ``square`` attacks (its first blocker in each direction
+    included), the same set as python-chess's diagonal attack table."""
+    attacks: i64 = 0
+    ray: i64 = _NORTH_EAST[square]
+    blockers = ray & occupied
+    attacks |= ray ^ _NORTH_EAST[lsb(blockers)] if blockers else ray
+    ray = _NORTH_WEST[square]
+    blockers = ray & occupied
+    attacks |= ray ^ _NORTH_WEST[lsb(blockers)] if blockers else ray
+    ray = _SOUTH_EAST[square]
+    blockers = ray & occupied
+    attacks |= ray ^ _SOUTH_EAST[msb(blockers)] if blockers else ray
+    ray = _SOUTH_WEST[square]
+    blockers = ray & occupied
+    attacks |= ray ^ _SOUTH_WEST[msb(blockers)] if blockers else ray
+    return attacks
+
+
+def queen_attacks(square: i64, occupied: i64) -> i64:
+    return rook_attacks(square, occupied) | bishop_attacks(square, occupied)
+
+
+_SIGN: Final = -0x8000_0000_0000_0000
+
+
+def wrapped(bb: i64) -> i64:
+    """A left-shifted board (``0 <= bb < 2**64`` as plain Python) in canonical form.
+
+    Compiled, ``bb`` already wrapped and this returns it unchanged (bit 63 flipped twice);
+    as plain Python it maps 2⁶³ and above to the negative value with the same bits."""
+    return (bb ^ _SIGN) - _SIGN
+
+
+class Bitboards:
+    """A python-chess board's piece sets as native words, read once per position.
+
+    The adapter keeps one per ply of the search and refills it when the position at that ply
+    changes: the evaluation, the move generator, the check test and the exchange test of one
+    node then share one conversion instead of each converting the boards it reads.
+    """
+
+    def __init__(self, board: chess.Board | None = None) -> None:
+        self.key: int = -1
+        """Whose boards these are: the adapter's Zobrist key of the position (-1: none)."""
+        self.turn: bool = True
+        self.ep_square: i64 = -1
+        self.white: i64 = 0
+        self.black: i64 = 0
+        self.occupied: i64 = 0
+        self.pawns: i64 = 0
+        self.knights: i64 = 0
+        self.bishops: i64 = 0
+        self.rooks: i64 = 0
+        self.queens: i64 = 0
+        self.kings: i64 = 0
+        # Filled in by the adapter, per node: the side to move's king square, the enemy
+        # pieces giving check, and (once a node generates moves) the own pinned pieces.
+        self.king: i64 = 0
+        self.checkers: i64 = 0
+        self.pinned: i64 = 0
+        self.pinned_known: bool = False
+        if board is not None:
+            self.load(board, -1)
+
+    def load(self, board: chess.Board, key: int) -> None:
+        occupied_co = board.occupied_co
+        ep = board.ep_square
+        self.key = key
+        self.turn = board.turn
+        self.ep_square = -1 if ep is None else ep
+        self.white = signed(occupied_co[True])
+        self.black = signed(occupied_co[False])
+        self.occupied = signed(board.occupied)
+        self.pawns = signed(board.pawns)
+        self.knights = signed(board.knights)
+        self.bishops = signed(board.bishops)
+        self.rooks = signed(board.rooks)
+        self.queens = signed(board.queens)
+        self.kings = signed(board.kings)
+        self.pinned_known = False
+
+    def piece_type_on(self, square: i64) -> i64:  # noqa: PLR0911 - one test each
+        """python-chess's piece type on ``square`` (a one-square board), 0 if empty."""
+        if self.pawns & square:
+            return PAWN
+        if self.knights & square:
+            return KNIGHT
+        if self.bishops & square:
+            return BISHOP
+        if self.rooks & square:
+            return ROOK
+        if self.queens & square:
+            return QUEEN
+        if self.kings & square:
+            return KING
+        return 0
+
+
+# -- plain Python ----------------------------------------------------------------------------
+# Not compiled (BRUDNO_PURE_PYTHON, or no C compiler), the word arithmetic above runs as
+# interpreted bytecode, several times slower than the builtins that do the same job on Python
+# ints.  The module then swaps in builtin-based twins before anyone imports its names (the
+# tests check the two sets agree); compiled, this block is never entered.
+
+
+def _popcount_plain(bb: i64) -> i64:
+    value: int = bb
+    return (value & _MASK_64).bit_count()
+
+
+def _lsb_plain(bb: i64) -> i64:
+    value: int = bb
+    return (value & -value & _MASK_64).bit_length() - 1
+
+
+def _msb_plain(bb: i64) -> i64:
+    value: int = bb
+    return (value & _MASK_64).bit_length() - 1
+
+
+def _rook_attacks_plain(square: i64, occupied: i64) -> i64:
+    occ: int = occupied
+    occ &= _MASK_64
+    return signed(
+        chess.BB_RANK_ATTACKS[square][chess.BB_RANK_MASKS[square] & occ]
+        | chess.BB_FILE_ATTACKS[square][chess.BB_FILE_MASKS[square] & occ]
+    )
+
+
+def _bishop_attacks_plain(square: i64, occupied: i64) -> i64:
+    occ: int = occupied
+    return signed(chess.BB_DIAG_ATTACKS[square][chess.BB_DIAG_MASKS[square] & occ & _MASK_64])
+
+
+def _queen_attacks_plain(square: i64, occupied: i64) -> i64:
+    return _rook_attacks_plain(square, occupied) | _bishop_attacks_plain(square, occupied)
+
+
+_MASK_64: Final = _TWO_64 - 1
+
+if __file__.endswith(".py"):
+    globals().update(
+        popcount=_popcount_plain,
+        lsb=_lsb_plain,
+        msb=_msb_plain,
+        rook_attacks=_rook_attacks_plain,
+        bishop_attacks=_bishop_attacks_plain,
+        queen_attacks=_queen_attacks_plain,
+    )
