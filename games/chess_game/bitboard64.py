@@ -31,13 +31,21 @@ import chess
 from mypy_extensions import i64
 
 __all__ = [
+    "BETWEEN",
     "BISHOP",
+    "BISHOP_RAYS",
+    "BLACK_PAWN_ATTACKS",
     "KING",
+    "KING_ATTACKS",
     "KNIGHT",
+    "KNIGHT_ATTACKS",
+    "LINE",
     "PAWN",
     "QUEEN",
     "ROOK",
+    "ROOK_RAYS",
     "SQUARE",
+    "WHITE_PAWN_ATTACKS",
     "Bitboards",
     "bishop_attacks",
     "lsb",
@@ -90,6 +98,24 @@ def signed_table(boards: tuple[int, ...] | list[int]) -> tuple[int, ...]:
 
 SQUARE: Final = signed_table(chess.BB_SQUARES)
 """``SQUARE[sq]``: the board with only ``sq`` (h8 is the sign bit)."""
+KNIGHT_ATTACKS: Final = signed_table(chess.BB_KNIGHT_ATTACKS)
+KING_ATTACKS: Final = signed_table(chess.BB_KING_ATTACKS)
+WHITE_PAWN_ATTACKS: Final = signed_table(chess.BB_PAWN_ATTACKS[chess.WHITE])
+"""``[sq]``: what a white pawn on ``sq`` attacks; also where black pawns attacking ``sq``
+stand."""
+BLACK_PAWN_ATTACKS: Final = signed_table(chess.BB_PAWN_ATTACKS[chess.BLACK])
+"""``[sq]``: what a black pawn on ``sq`` attacks; also where white pawns attacking ``sq``
+stand."""
+ROOK_RAYS: Final = signed_table(
+    [chess.BB_RANK_ATTACKS[sq][0] | chess.BB_FILE_ATTACKS[sq][0] for sq in chess.SQUARES]
+)
+"""``[sq]``: the rank and file through ``sq`` on an empty board, ``sq`` left out."""
+BISHOP_RAYS: Final = signed_table([chess.BB_DIAG_ATTACKS[sq][0] for sq in chess.SQUARES])
+"""``[sq]``: the diagonals through ``sq`` on an empty board, ``sq`` left out."""
+BETWEEN: Final = signed_table([chess.between(a, b) for a in chess.SQUARES for b in chess.SQUARES])
+"""``[a * 64 + b]``: the squares strictly between two squares on a line (0 off a line)."""
+LINE: Final = signed_table([chess.BB_RAYS[a][b] for a in chess.SQUARES for b in chess.SQUARES])
+"""``[a * 64 + b]``: the whole line through two squares, edge to edge (0 off a line)."""
 
 
 def _scan_table(words: list[int]) -> tuple[int, ...]:
@@ -157,42 +183,40 @@ _SOUTH_EAST: Final = _rays(-7)
 _SOUTH_WEST: Final = _rays(-9)
 
 
+def _cut_up(rays: tuple[int, ...], square: i64, occupied: i64) -> i64:
+    """The ray from ``square`` towards higher squares, up to and with its first blocker."""
+    ray: i64 = rays[square]
+    blockers = ray & occupied
+    return ray ^ rays[lsb(blockers)] if blockers else ray
+
+
+def _cut_down(rays: tuple[int, ...], square: i64, occupied: i64) -> i64:
+    """The ray from ``square`` towards lower squares, up to and with its first blocker."""
+    ray: i64 = rays[square]
+    blockers = ray & occupied
+    return ray ^ rays[msb(blockers)] if blockers else ray
+
+
 def rook_attacks(square: i64, occupied: i64) -> i64:
     """Squares a rook on ``square`` attacks (its first blocker in each direction included),
     the same set as python-chess's rank and file attack tables."""
-    attacks: i64 = 0
-    ray: i64 = _NORTH[square]
-    blockers = ray & occupied
-    attacks |= ray ^ _NORTH[lsb(blockers)] if blockers else ray
-    ray = _EAST[square]
-    blockers = ray & occupied
-    attacks |= ray ^ _EAST[lsb(blockers)] if blockers else ray
-    ray = _SOUTH[square]
-    blockers = ray & occupied
-    attacks |= ray ^ _SOUTH[msb(blockers)] if blockers else ray
-    ray = _WEST[square]
-    blockers = ray & occupied
-    attacks |= ray ^ _WEST[msb(blockers)] if blockers else ray
-    return attacks
+    return (
+        _cut_up(_NORTH, square, occupied)
+        | _cut_up(_EAST, square, occupied)
+        | _cut_down(_SOUTH, square, occupied)
+        | _cut_down(_WEST, square, occupied)
+    )
 
 
 def bishop_attacks(square: i64, occupied: i64) -> i64:
     """Squares a bishop on ``square`` attacks (its first blocker in each direction
     included), the same set as python-chess's diagonal attack table."""
-    attacks: i64 = 0
-    ray: i64 = _NORTH_EAST[square]
-    blockers = ray & occupied
-    attacks |= ray ^ _NORTH_EAST[lsb(blockers)] if blockers else ray
-    ray = _NORTH_WEST[square]
-    blockers = ray & occupied
-    attacks |= ray ^ _NORTH_WEST[lsb(blockers)] if blockers else ray
-    ray = _SOUTH_EAST[square]
-    blockers = ray & occupied
-    attacks |= ray ^ _SOUTH_EAST[msb(blockers)] if blockers else ray
-    ray = _SOUTH_WEST[square]
-    blockers = ray & occupied
-    attacks |= ray ^ _SOUTH_WEST[msb(blockers)] if blockers else ray
-    return attacks
+    return (
+        _cut_up(_NORTH_EAST, square, occupied)
+        | _cut_up(_NORTH_WEST, square, occupied)
+        | _cut_down(_SOUTH_EAST, square, occupied)
+        | _cut_down(_SOUTH_WEST, square, occupied)
+    )
 
 
 def queen_attacks(square: i64, occupied: i64) -> i64:

@@ -10,38 +10,32 @@ en passant discoveries come out of the same few table lookups.
 
 from __future__ import annotations
 
-from typing import Final
-
 import chess
 from mypy_extensions import i64
 
 from games.chess_game.bitboard64 import (
+    BETWEEN,
     BISHOP,
+    BISHOP_RAYS,
+    BLACK_PAWN_ATTACKS,
     KING,
     KNIGHT,
+    KNIGHT_ATTACKS,
+    LINE,
     PAWN,
     QUEEN,
     ROOK,
+    ROOK_RAYS,
     SQUARE,
+    WHITE_PAWN_ATTACKS,
     Bitboards,
     bishop_attacks,
     msb,
     popcount,
     rook_attacks,
-    signed_table,
 )
 
 __all__ = ["CheckSquares", "check_squares", "gives_check", "quick_gives_check"]
-
-_KNIGHT: Final = signed_table(chess.BB_KNIGHT_ATTACKS)
-_WHITE_PAWN_ATTACKS: Final = signed_table(chess.BB_PAWN_ATTACKS[chess.WHITE])
-_BLACK_PAWN_ATTACKS: Final = signed_table(chess.BB_PAWN_ATTACKS[chess.BLACK])
-_ROOK_RAYS: Final = signed_table(
-    [chess.BB_RANK_ATTACKS[sq][0] | chess.BB_FILE_ATTACKS[sq][0] for sq in chess.SQUARES]
-)
-_BISHOP_RAYS: Final = signed_table([chess.BB_DIAG_ATTACKS[sq][0] for sq in chess.SQUARES])
-_BETWEEN: Final = signed_table([chess.between(a, b) for a in chess.SQUARES for b in chess.SQUARES])
-_LINE: Final = signed_table([chess.BB_RAYS[a][b] for a in chess.SQUARES for b in chess.SQUARES])
 
 
 def gives_check(board: chess.Board, boards: Bitboards, move: chess.Move) -> bool:
@@ -87,8 +81,8 @@ def gives_check(board: chess.Board, boards: Bitboards, move: chess.Move) -> bool
         diagonal |= to_bb
         straight |= to_bb
     # Our pawns attack the king from where an enemy pawn on the king's square would attack.
-    pawn_squares: i64 = _BLACK_PAWN_ATTACKS[king] if us else _WHITE_PAWN_ATTACKS[king]
-    knight_squares: i64 = _KNIGHT[king]
+    pawn_squares: i64 = BLACK_PAWN_ATTACKS[king] if us else WHITE_PAWN_ATTACKS[king]
+    knight_squares: i64 = KNIGHT_ATTACKS[king]
     if (pawn_squares & pawns | knight_squares & knights) & mine:
         return True
     if bishop_attacks(king, occupied) & diagonal & mine:
@@ -109,8 +103,8 @@ class CheckSquares:
         mine = boards.white if us else boards.black
         diagonal = bishop_attacks(king, occupied)
         straight = rook_attacks(king, occupied)
-        rook_rays: i64 = _ROOK_RAYS[king]
-        bishop_rays: i64 = _BISHOP_RAYS[king]
+        rook_rays: i64 = ROOK_RAYS[king]
+        bishop_rays: i64 = BISHOP_RAYS[king]
         snipers = (
             rook_rays & (boards.rooks | boards.queens)
             | bishop_rays & (boards.bishops | boards.queens)
@@ -119,14 +113,14 @@ class CheckSquares:
         while snipers:
             sniper = msb(snipers)
             snipers ^= SQUARE[sniper]
-            between: i64 = _BETWEEN[king * 64 + sniper]
+            between: i64 = BETWEEN[king * 64 + sniper]
             blockers = between & occupied
             if blockers and popcount(blockers) == 1:
                 shields |= blockers
         self.shields: i64 = shields & mine
-        pawn_squares: i64 = _BLACK_PAWN_ATTACKS[king] if us else _WHITE_PAWN_ATTACKS[king]
+        pawn_squares: i64 = BLACK_PAWN_ATTACKS[king] if us else WHITE_PAWN_ATTACKS[king]
         self.pawn: i64 = pawn_squares
-        self.knight: i64 = _KNIGHT[king]
+        self.knight: i64 = KNIGHT_ATTACKS[king]
         self.bishop: i64 = diagonal
         self.rook: i64 = straight
         self.queen: i64 = diagonal | straight
@@ -166,5 +160,5 @@ def quick_gives_check(
         squares = info.queen
     if squares & to_bb:
         return True
-    line: i64 = _LINE[frm * 64 + to]
+    line: i64 = LINE[frm * 64 + to]
     return bool(info.shields & from_bb) and not line & SQUARE[info.king]

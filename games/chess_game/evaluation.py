@@ -90,6 +90,8 @@ import chess
 from mypy_extensions import i64
 
 from games.chess_game.bitboard64 import (
+    KING_ATTACKS,
+    KNIGHT_ATTACKS,
     SQUARE,
     Bitboards,
     bishop_attacks,
@@ -174,8 +176,6 @@ def unpack(score: int) -> tuple[int, int]:
 _ALL: Final = chess.BB_ALL
 _NOT_A: Final = _ALL & ~chess.BB_FILE_A
 _NOT_H: Final = _ALL & ~chess.BB_FILE_H
-_KNIGHT64: Final = signed_table(chess.BB_KNIGHT_ATTACKS)
-_KING_ATT64: Final = signed_table(chess.BB_KING_ATTACKS)
 _ZONE64: Final = signed_table(
     [chess.BB_KING_ATTACKS[sq] | chess.BB_SQUARES[sq] for sq in chess.SQUARES]
 )
@@ -458,7 +458,7 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
     w_pawn_attacks = wrapped(((wp & _NOT_H64) << 9) | ((wp & _NOT_A64) << 7))
     b_pawn_attacks = ((bp >> 7) & _NOT_A64) | ((bp >> 9) & _NOT_H64)
     square_bb = SQUARE
-    knight_att = _KNIGHT64
+    knight_att = KNIGHT_ATTACKS
     file_of = _FILE_OF64
 
     mob_n: i64 = 0
@@ -577,8 +577,8 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
         + t.king_zone_attacks * zone_attacks
     )
     # Threats: white's on black's pieces minus black's on white's.
-    king_wk: i64 = _KING_ATT64[wk]
-    king_bk: i64 = _KING_ATT64[bk]
+    king_wk: i64 = KING_ATTACKS[wk]
+    king_bk: i64 = KING_ATTACKS[bk]
     w_all |= w_pawn_attacks | king_wk
     b_all |= b_pawn_attacks | king_bk
     pieces = knights64 | bishops64 | rooks64 | queens64

@@ -32,7 +32,15 @@ import chess
 from mypy_extensions import i64
 
 from games.chess_game.bitboard64 import (
+    BETWEEN,
+    BISHOP_RAYS,
+    BLACK_PAWN_ATTACKS,
+    KING_ATTACKS,
+    KNIGHT_ATTACKS,
+    LINE,
+    ROOK_RAYS,
     SQUARE,
+    WHITE_PAWN_ATTACKS,
     Bitboards,
     bishop_attacks,
     lsb,
@@ -40,7 +48,6 @@ from games.chess_game.bitboard64 import (
     popcount,
     rook_attacks,
     signed,
-    signed_table,
     unsigned,
     wrapped,
 )
@@ -77,20 +84,6 @@ _SHARED_PROMOTIONS: Final[dict[tuple[int, int, int], chess.Move]] = {
     for move in moves
 }
 
-# Tables of native words (games.chess_game.bitboard64), flat where python-chess nests them:
-# [a * 64 + b] for a pair of squares.
-_BETWEEN: Final = signed_table([chess.between(a, b) for a in chess.SQUARES for b in chess.SQUARES])
-"""The squares strictly between two squares on a line (0 off a line)."""
-_LINE: Final = signed_table([chess.BB_RAYS[a][b] for a in chess.SQUARES for b in chess.SQUARES])
-"""The whole line through two squares, edge to edge (0 off a line)."""
-_KNIGHT: Final = signed_table(chess.BB_KNIGHT_ATTACKS)
-_KING: Final = signed_table(chess.BB_KING_ATTACKS)
-_WHITE_PAWN_ATTACKS: Final = signed_table(chess.BB_PAWN_ATTACKS[chess.WHITE])
-_BLACK_PAWN_ATTACKS: Final = signed_table(chess.BB_PAWN_ATTACKS[chess.BLACK])
-_ROOK_RAYS: Final = signed_table(
-    [chess.BB_RANK_ATTACKS[sq][0] | chess.BB_FILE_ATTACKS[sq][0] for sq in chess.SQUARES]
-)
-_BISHOP_RAYS: Final = signed_table([chess.BB_DIAG_ATTACKS[sq][0] for sq in chess.SQUARES])
 _BACKRANKS: Final = signed(chess.BB_RANK_1 | chess.BB_RANK_8)
 _RANK_1: Final = signed(chess.BB_RANK_1)
 _RANK_8: Final = signed(chess.BB_RANK_8)
@@ -135,8 +128,8 @@ def pinned_pieces(boards: Bitboards, king: i64) -> i64:
     occupied = boards.occupied
     queens = boards.queens
     us = boards.turn
-    rook_rays: i64 = _ROOK_RAYS[king]
-    bishop_rays: i64 = _BISHOP_RAYS[king]
+    rook_rays: i64 = ROOK_RAYS[king]
+    bishop_rays: i64 = BISHOP_RAYS[king]
     snipers = (rook_rays & (boards.rooks | queens)) | (bishop_rays & (boards.bishops | queens))
     snipers &= boards.black if us else boards.white
     base = king * 64
@@ -144,7 +137,7 @@ def pinned_pieces(boards: Bitboards, king: i64) -> i64:
     while snipers:
         sniper = msb(snipers)
         snipers ^= SQUARE[sniper]
-        between: i64 = _BETWEEN[base + sniper]
+        between: i64 = BETWEEN[base + sniper]
         line = between & occupied
         if line and popcount(line) == 1:  # exactly one piece in between
             blockers |= line
@@ -190,12 +183,12 @@ def legal_moves_not_in_check(  # noqa: PLR0917 - called twice per node: position
         pieces ^= bit
         targets: i64 = 0
         if bit & knights:
-            knight_targets: i64 = _KNIGHT[frm]
+            knight_targets: i64 = KNIGHT_ATTACKS[frm]
             targets = knight_targets & allowed
         elif bit & kings:
             # python-chess's ``attackers_mask`` test inlined, on the current occupancy: out of
             # check, no slider's ray passes through the king to a square beyond it.
-            king_targets: i64 = _KING[frm]
+            king_targets: i64 = KING_ATTACKS[frm]
             targets = king_targets & allowed
             if not targets:
                 continue
@@ -215,7 +208,7 @@ def legal_moves_not_in_check(  # noqa: PLR0917 - called twice per node: position
         if not targets:
             continue  # most pieces, when only captures are asked for
         if bit & pinned:
-            targets &= _LINE[frm * 64 + king]
+            targets &= LINE[frm * 64 + king]
         row = MOVES[frm]
         while targets:
             to = msb(targets)
@@ -239,13 +232,13 @@ def legal_moves_not_in_check(  # noqa: PLR0917 - called twice per node: position
                 ((capture_mask >> 7) & _NOT_FILE_A_LOW57)
                 | ((capture_mask >> 9) & _NOT_FILE_H_LOW55)
             )
-            pawn_attacks = _WHITE_PAWN_ATTACKS
+            pawn_attacks = WHITE_PAWN_ATTACKS
         else:
             capturers = own_pawns & wrapped(
                 (((capture_mask & _LOW57) << 7) & _NOT_FILE_H)
                 | (((capture_mask & _LOW55) << 9) & _NOT_FILE_A)
             )
-            pawn_attacks = _BLACK_PAWN_ATTACKS
+            pawn_attacks = BLACK_PAWN_ATTACKS
         while capturers:
             frm = msb(capturers)
             bit = SQUARE[frm]
@@ -253,7 +246,7 @@ def legal_moves_not_in_check(  # noqa: PLR0917 - called twice per node: position
             attacks: i64 = pawn_attacks[frm]
             targets = attacks & capture_mask
             if bit & pinned:
-                line = _LINE[frm * 64 + king]
+                line = LINE[frm * 64 + king]
                 targets &= line
             row = MOVES[frm]
             while targets:
@@ -280,7 +273,7 @@ def legal_moves_not_in_check(  # noqa: PLR0917 - called twice per node: position
         to = msb(single)
         single ^= SQUARE[to]
         frm = to - step
-        if SQUARE[frm] & pinned and not _LINE[frm * 64 + king] & SQUARE[to]:
+        if SQUARE[frm] & pinned and not LINE[frm * 64 + king] & SQUARE[to]:
             continue
         if SQUARE[to] & _BACKRANKS:
             extend(_PROMOTION_MOVES[frm * 64 + to])
@@ -290,7 +283,7 @@ def legal_moves_not_in_check(  # noqa: PLR0917 - called twice per node: position
         to = msb(double)
         double ^= SQUARE[to]
         frm = to - step - step
-        if SQUARE[frm] & pinned and not _LINE[frm * 64 + king] & SQUARE[to]:
+        if SQUARE[frm] & pinned and not LINE[frm * 64 + king] & SQUARE[to]:
             continue
         append(MOVES[frm][to])
 
@@ -327,9 +320,9 @@ def legal_evasions(  # noqa: PLR0917 - called per node in check: positional is c
             checker = msb(sliders)
             checker_bit: i64 = SQUARE[checker]
             sliders ^= checker_bit
-            ray: i64 = _LINE[king * 64 + checker]
+            ray: i64 = LINE[king * 64 + checker]
             off_line |= ray & ~checker_bit
-        king_targets: i64 = _KING[king]
+        king_targets: i64 = KING_ATTACKS[king]
         targets = king_targets & ~(boards.white if turn else boards.black) & ~off_line & to_mask
         row = MOVES[king]
         occupied = boards.occupied
@@ -341,7 +334,7 @@ def legal_evasions(  # noqa: PLR0917 - called per node in check: positional is c
     checker = msb(checkers)
     if SQUARE[checker] != checkers:
         return moves  # double check: only the king moves
-    between: i64 = _BETWEEN[king * 64 + checker]
+    between: i64 = BETWEEN[king * 64 + checker]
     target = between | checkers
     moves.extend(
         legal_moves_not_in_check(
@@ -358,11 +351,11 @@ def legal_evasions(  # noqa: PLR0917 - called per node in check: positional is c
 def _attacked(boards: Bitboards, color: bool, square: i64, occupied: i64) -> bool:
     """``board.attackers_mask(color, square, occupied) != 0``, compiled with its callers."""
     theirs = boards.white if color else boards.black
-    knight: i64 = _KNIGHT[square]
-    king: i64 = _KING[square]
+    knight: i64 = KNIGHT_ATTACKS[square]
+    king: i64 = KING_ATTACKS[square]
     # A pawn of ``color`` attacks ``square`` from where a pawn of the other colour on
     # ``square`` would attack.
-    pawn: i64 = _BLACK_PAWN_ATTACKS[square] if color else _WHITE_PAWN_ATTACKS[square]
+    pawn: i64 = BLACK_PAWN_ATTACKS[square] if color else WHITE_PAWN_ATTACKS[square]
     queens = boards.queens
     if (knight & boards.knights | king & boards.kings | pawn & boards.pawns) & theirs:
         return True
@@ -375,9 +368,9 @@ def attackers_of(boards: Bitboards, color: bool, square: i64) -> i64:
     """``board.attackers_mask(color, square)``: the pieces of ``color`` attacking ``square``."""
     occupied = boards.occupied
     queens = boards.queens
-    knight: i64 = _KNIGHT[square]
-    king: i64 = _KING[square]
-    pawn: i64 = _BLACK_PAWN_ATTACKS[square] if color else _WHITE_PAWN_ATTACKS[square]
+    knight: i64 = KNIGHT_ATTACKS[square]
+    king: i64 = KING_ATTACKS[square]
+    pawn: i64 = BLACK_PAWN_ATTACKS[square] if color else WHITE_PAWN_ATTACKS[square]
     return (
         knight & boards.knights
         | king & boards.kings
@@ -427,8 +420,8 @@ def _castling_moves(
         rook_to_square = base + 3 if a_side else base + 5
         king_to: i64 = SQUARE[king_to_square]
         rook_to: i64 = SQUARE[rook_to_square]
-        king_path: i64 = _BETWEEN[king_square * 64 + king_to_square]
-        rook_path: i64 = _BETWEEN[candidate * 64 + rook_to_square]
+        king_path: i64 = BETWEEN[king_square * 64 + king_to_square]
+        rook_path: i64 = BETWEEN[candidate * 64 + rook_to_square]
         if (
             (occupied ^ king ^ rook) & (king_path | rook_path | king_to | rook_to)
             or _path_attacked(boards, king_path | king, occupied ^ king)

@@ -23,17 +23,20 @@ from mypy_extensions import i64
 
 from games.chess_game.bitboard64 import (
     BISHOP,
+    BLACK_PAWN_ATTACKS,
     KING,
+    KING_ATTACKS,
     KNIGHT,
+    KNIGHT_ATTACKS,
     PAWN,
     QUEEN,
     ROOK,
     SQUARE,
+    WHITE_PAWN_ATTACKS,
     Bitboards,
     bishop_attacks,
     lsb,
     rook_attacks,
-    signed_table,
 )
 
 __all__ = ["SEE_VALUES", "see_ge"]
@@ -41,10 +44,6 @@ __all__ = ["SEE_VALUES", "see_ge"]
 SEE_VALUES: Final = (0, 100, 320, 330, 500, 950, 20_000)
 """Exchange values by python-chess piece type (index 0 = empty square), in centipawns."""
 
-_WHITE_PAWN_ATTACKS: Final = signed_table(chess.BB_PAWN_ATTACKS[chess.WHITE])
-_BLACK_PAWN_ATTACKS: Final = signed_table(chess.BB_PAWN_ATTACKS[chess.BLACK])
-_KNIGHT: Final = signed_table(chess.BB_KNIGHT_ATTACKS)
-_KING: Final = signed_table(chess.BB_KING_ATTACKS)
 _PAWN_VALUE: Final = SEE_VALUES[chess.PAWN]
 
 
@@ -97,10 +96,10 @@ def see_ge(boards: Bitboards, move: chess.Move, threshold: int) -> bool:
     kings = boards.kings
     bishops_queens = bishops | queens
     rooks_queens = rooks | queens
-    knight_attacks: i64 = _KNIGHT[to]
-    king_attacks: i64 = _KING[to]
-    by_white_pawns: i64 = _BLACK_PAWN_ATTACKS[to]
-    by_black_pawns: i64 = _WHITE_PAWN_ATTACKS[to]
+    knight_attacks: i64 = KNIGHT_ATTACKS[to]
+    king_attacks: i64 = KING_ATTACKS[to]
+    by_white_pawns: i64 = BLACK_PAWN_ATTACKS[to]
+    by_black_pawns: i64 = WHITE_PAWN_ATTACKS[to]
     attackers = (
         (knight_attacks & knights)
         | (king_attacks & kings)
