@@ -300,7 +300,7 @@ class ChessGame:
         us = node.turn
         king = msb(node.kings & (node.white if us else node.black))
         node.king = king
-        node.checkers = attackers_of(node, not us, king)
+        node.checkers = attackers_of(node, not us, king, node.occupied)
         return node
 
     def _legal(self, from_mask: i64, to_mask: i64) -> list[chess.Move]:
@@ -335,43 +335,16 @@ class ChessGame:
         if promoting:
             moves.extend(self._legal(promoting, ~node.occupied))
         if len(moves) > 1:
-            pawns = node.pawns
-            knights = node.knights
-            bishops = node.bishops
-            rooks = node.rooks
-            queens = node.queens
 
             def rank(move: chess.Move) -> int:
                 """Minus (8 x victim - attacker), queen promotions first, underpromotions
                 last (piece types: pawn 1 ... king 6; en passant takes a pawn)."""
                 to_square = move.to_square
-                to_bb: i64 = SQUARE[to_square]
-                from_bb: i64 = SQUARE[move.from_square]
                 promotion = move.promotion
-                if to_bb & pawns:
-                    score = 8
-                elif to_bb & knights:
-                    score = 16
-                elif to_bb & bishops:
-                    score = 24
-                elif to_bb & rooks:
-                    score = 32
-                elif to_bb & queens:
-                    score = 40
-                else:
-                    score = 8 if to_square == ep and not promotion else 0
-                if from_bb & pawns:
-                    score -= 1
-                elif from_bb & knights:
-                    score -= 2
-                elif from_bb & bishops:
-                    score -= 3
-                elif from_bb & rooks:
-                    score -= 4
-                elif from_bb & queens:
-                    score -= 5
-                else:
-                    score -= 6
+                victim = node.piece_type_on(SQUARE[to_square])
+                if not victim and to_square == ep and not promotion:
+                    victim = _PAWN
+                score = 8 * victim - node.piece_type_on(SQUARE[move.from_square])
                 if promotion:
                     score += 100 if promotion == _QUEEN else -100
                 return -score

@@ -61,6 +61,8 @@ __all__ = [
 
 _MAX_I64: Final = 0x7FFF_FFFF_FFFF_FFFF
 _TWO_64: Final = 0x1_0000_0000_0000_0000
+_MASK_64: Final = _TWO_64 - 1
+_SIGN: Final = -0x8000_0000_0000_0000
 _DEBRUIJN: Final = 0x03F7_9D71_B4CB_0A89
 """A de Bruijn sequence: the top six bits of ``2**k * _DEBRUIJN`` (mod 2⁶⁴) differ for
 every k, and so do those of ``(2**(k+1) - 1) * _DEBRUIJN``."""
@@ -121,7 +123,7 @@ LINE: Final = signed_table([chess.BB_RAYS[a][b] for a in chess.SQUARES for b in 
 def _scan_table(words: list[int]) -> tuple[int, ...]:
     table = [-1] * 64
     for square, word in enumerate(words):
-        table[((word * _DEBRUIJN) & (_TWO_64 - 1)) >> 58] = square
+        table[((word * _DEBRUIJN) & _MASK_64) >> 58] = square
     assert -1 not in table, "not a de Bruijn multiplier"
     return tuple(table)
 
@@ -223,9 +225,6 @@ def queen_attacks(square: i64, occupied: i64) -> i64:
     return rook_attacks(square, occupied) | bishop_attacks(square, occupied)
 
 
-_SIGN: Final = -0x8000_0000_0000_0000
-
-
 def wrapped(bb: i64) -> i64:
     """A left-shifted board (``0 <= bb < 2**64`` as plain Python) in canonical form.
 
@@ -282,6 +281,28 @@ class Bitboards:
         self.kings = signed(board.kings)
         self.pinned_known = False
 
+    def lone_blockers(self, square: i64, color: bool) -> i64:
+        """The pieces, of either colour, that stand alone between ``square`` and a slider of
+        ``color`` aiming at it along a rank, file or diagonal: pinned pieces when ``square``
+        holds the other side's king, discovered-check candidates when it holds ``color``'s
+        opponent's king and the pieces are ``color``'s own."""
+        queens = self.queens
+        rook_rays: i64 = ROOK_RAYS[square]
+        bishop_rays: i64 = BISHOP_RAYS[square]
+        snipers = rook_rays & (self.rooks | queens) | bishop_rays & (self.bishops | queens)
+        snipers &= self.white if color else self.black
+        occupied = self.occupied
+        base = square * 64
+        blockers: i64 = 0
+        while snipers:
+            sniper = msb(snipers)
+            snipers ^= SQUARE[sniper]
+            between: i64 = BETWEEN[base + sniper]
+            line = between & occupied
+            if line and popcount(line) == 1:  # exactly one piece in between
+                blockers |= line
+        return blockers
+
     def piece_type_on(self, square: i64) -> i64:  # noqa: PLR0911 - one test each
         """python-chess's piece type on ``square`` (a one-square board), 0 if empty."""
         if self.pawns & square:
@@ -335,12 +356,6 @@ def _bishop_attacks_plain(square: i64, occupied: i64) -> i64:
     return signed(chess.BB_DIAG_ATTACKS[square][chess.BB_DIAG_MASKS[square] & occ & _MASK_64])
 
 
-def _queen_attacks_plain(square: i64, occupied: i64) -> i64:
-    return _rook_attacks_plain(square, occupied) | _bishop_attacks_plain(square, occupied)
-
-
-_MASK_64: Final = _TWO_64 - 1
-
 if __file__.endswith(".py"):
     globals().update(
         popcount=_popcount_plain,
@@ -348,5 +363,4 @@ if __file__.endswith(".py"):
         msb=_msb_plain,
         rook_attacks=_rook_attacks_plain,
         bishop_attacks=_bishop_attacks_plain,
-        queen_attacks=_queen_attacks_plain,
-    )
+    )  # queen_attacks looks both up at each call, so it follows

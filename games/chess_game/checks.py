@@ -14,9 +14,7 @@ import chess
 from mypy_extensions import i64
 
 from games.chess_game.bitboard64 import (
-    BETWEEN,
     BISHOP,
-    BISHOP_RAYS,
     BLACK_PAWN_ATTACKS,
     KING,
     KNIGHT,
@@ -25,13 +23,11 @@ from games.chess_game.bitboard64 import (
     PAWN,
     QUEEN,
     ROOK,
-    ROOK_RAYS,
     SQUARE,
     WHITE_PAWN_ATTACKS,
     Bitboards,
     bishop_attacks,
     msb,
-    popcount,
     rook_attacks,
 )
 
@@ -103,21 +99,7 @@ class CheckSquares:
         mine = boards.white if us else boards.black
         diagonal = bishop_attacks(king, occupied)
         straight = rook_attacks(king, occupied)
-        rook_rays: i64 = ROOK_RAYS[king]
-        bishop_rays: i64 = BISHOP_RAYS[king]
-        snipers = (
-            rook_rays & (boards.rooks | boards.queens)
-            | bishop_rays & (boards.bishops | boards.queens)
-        ) & mine
-        shields: i64 = 0
-        while snipers:
-            sniper = msb(snipers)
-            snipers ^= SQUARE[sniper]
-            between: i64 = BETWEEN[king * 64 + sniper]
-            blockers = between & occupied
-            if blockers and popcount(blockers) == 1:
-                shields |= blockers
-        self.shields: i64 = shields & mine
+        self.shields: i64 = boards.lone_blockers(king, us) & mine
         pawn_squares: i64 = BLACK_PAWN_ATTACKS[king] if us else WHITE_PAWN_ATTACKS[king]
         self.pawn: i64 = pawn_squares
         self.knight: i64 = KNIGHT_ATTACKS[king]

@@ -430,20 +430,20 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
 
     Must equal ``round(Σ w·f)`` over :func:`features` (the tests check it on many positions).
     """
-    occ_w64 = boards.white
-    occ_b64 = boards.black
-    occ64 = boards.occupied
-    pawns64 = boards.pawns
-    knights64 = boards.knights
-    bishops64 = boards.bishops
-    rooks64 = boards.rooks
-    queens64 = boards.queens
-    kings64 = boards.kings
+    occ_w = boards.white
+    occ_b = boards.black
+    occ = boards.occupied
+    pawns = boards.pawns
+    knights = boards.knights
+    bishops = boards.bishops
+    rooks = boards.rooks
+    queens = boards.queens
+    kings = boards.kings
     # Pawns never stand on a back rank, so both pawn sets are below 2**56: small ints.
-    wp = pawns64 & occ_w64
-    bp = pawns64 & occ_b64
-    wk = msb(kings64 & occ_w64)
-    bk = msb(kings64 & occ_b64)
+    wp = pawns & occ_w
+    bp = pawns & occ_b
+    wk = msb(kings & occ_w)
+    bk = msb(kings & occ_b)
 
     cache_key = (int(wp), int(bp), int(wk), int(bk))
     cache = t.pawn_cache
@@ -476,18 +476,17 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
     b_all: i64 = 0
     b_minor: i64 = 0
     b_rook: i64 = 0
-    white = True
-    while True:
+    for white in (True, False):
         if white:
-            own = occ_w64
+            own = occ_w
             own_pawns = wp
-            area = ~(occ_w64 | b_pawn_attacks)
+            area = ~(occ_w | b_pawn_attacks)
             zone: i64 = _ZONE64[bk]
             sign: i64 = 1
         else:
-            own = occ_b64
+            own = occ_b
             own_pawns = bp
-            area = ~(occ_b64 | w_pawn_attacks)
+            area = ~(occ_b | w_pawn_attacks)
             zone = _ZONE64[wk]
             sign = -1
         n_count: i64 = 0
@@ -501,7 +500,7 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
         hits: i64 = 0
         opened: i64 = 0
         semi: i64 = 0
-        bb = knights64 & own
+        bb = knights & own
         while bb:
             sq = lsb(bb)
             bb ^= square_bb[sq]
@@ -512,22 +511,22 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
             if a:
                 hitters += 1
                 hits += popcount(a)
-        bb = bishops64 & own
+        bb = bishops & own
         while bb:
             sq = lsb(bb)
             bb ^= square_bb[sq]
-            a = bishop_attacks(sq, occ64)
+            a = bishop_attacks(sq, occ)
             minor_att |= a
             b_count += popcount(a & area)
             a &= zone
             if a:
                 hitters += 1
                 hits += popcount(a)
-        bb = rooks64 & own
+        bb = rooks & own
         while bb:
             sq = lsb(bb)
             bb ^= square_bb[sq]
-            a = rook_attacks(sq, occ64)
+            a = rook_attacks(sq, occ)
             rook_att |= a
             r_count += popcount(a & area)
             a &= zone
@@ -535,15 +534,15 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
                 hitters += 1
                 hits += popcount(a)
             f: i64 = file_of[sq]
-            if not pawns64 & f:
+            if not pawns & f:
                 opened += 1
             elif not own_pawns & f:
                 semi += 1
-        bb = queens64 & own
+        bb = queens & own
         while bb:
             sq = lsb(bb)
             bb ^= square_bb[sq]
-            a = queen_attacks(sq, occ64)
+            a = queen_attacks(sq, occ)
             queen_att |= a
             q_count += popcount(a & area)
             a &= zone
@@ -562,9 +561,6 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
         rook_semi += sign * semi
         attackers -= sign * hitters
         zone_attacks -= sign * hits
-        if not white:
-            break
-        white = False
 
     score += (
         t.mob_n * mob_n
@@ -581,28 +577,23 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
     king_bk: i64 = KING_ATTACKS[bk]
     w_all |= w_pawn_attacks | king_wk
     b_all |= b_pawn_attacks | king_bk
-    pieces = knights64 | bishops64 | rooks64 | queens64
-    majors = rooks64 | queens64
-    unguarded_b = occ_b64 & ~kings64 & ~b_all
-    unguarded_w = occ_w64 & ~kings64 & ~w_all
+    pieces = knights | bishops | rooks | queens
+    majors = rooks | queens
+    unguarded_b = occ_b & ~kings & ~b_all
+    unguarded_w = occ_w & ~kings & ~w_all
     score += (
         t.threat_pawn
-        * (
-            popcount(w_pawn_attacks & occ_b64 & pieces)
-            - popcount(b_pawn_attacks & occ_w64 & pieces)
-        )
-        + t.threat_minor
-        * (popcount(w_minor & occ_b64 & majors) - popcount(b_minor & occ_w64 & majors))
-        + t.threat_rook
-        * (popcount(w_rook & occ_b64 & queens64) - popcount(b_rook & occ_w64 & queens64))
+        * (popcount(w_pawn_attacks & occ_b & pieces) - popcount(b_pawn_attacks & occ_w & pieces))
+        + t.threat_minor * (popcount(w_minor & occ_b & majors) - popcount(b_minor & occ_w & majors))
+        + t.threat_rook * (popcount(w_rook & occ_b & queens) - popcount(b_rook & occ_w & queens))
         + t.threat_hanging * (popcount(w_all & unguarded_b) - popcount(b_all & unguarded_w))
     )
-    if popcount(bishops64 & occ_w64) >= 2:
+    if popcount(bishops & occ_w) >= 2:
         score += t.bishop_pair
-    if popcount(bishops64 & occ_b64) >= 2:
+    if popcount(bishops & occ_b) >= 2:
         score -= t.bishop_pair
 
-    phase = popcount(knights64 | bishops64) + 2 * popcount(rooks64) + 4 * popcount(queens64)
+    phase = popcount(knights | bishops) + 2 * popcount(rooks) + 4 * popcount(queens)
     taper = TAPER[phase] if phase < PHASE_MAX else TAPER_MAX
     eg = (score + _HALF) >> _SHIFT
     mg = score - (eg << _SHIFT)

@@ -33,19 +33,16 @@ from mypy_extensions import i64
 
 from games.chess_game.bitboard64 import (
     BETWEEN,
-    BISHOP_RAYS,
     BLACK_PAWN_ATTACKS,
     KING_ATTACKS,
     KNIGHT_ATTACKS,
     LINE,
-    ROOK_RAYS,
     SQUARE,
     WHITE_PAWN_ATTACKS,
     Bitboards,
     bishop_attacks,
     lsb,
     msb,
-    popcount,
     rook_attacks,
     signed,
     unsigned,
@@ -125,23 +122,8 @@ def pinned_pieces(boards: Bitboards, king: i64) -> i64:
     The same bitboard as python-chess's, computed once per node that generates moves, without
     its generator over the snipers and its helper calls per sniper.
     """
-    occupied = boards.occupied
-    queens = boards.queens
     us = boards.turn
-    rook_rays: i64 = ROOK_RAYS[king]
-    bishop_rays: i64 = BISHOP_RAYS[king]
-    snipers = (rook_rays & (boards.rooks | queens)) | (bishop_rays & (boards.bishops | queens))
-    snipers &= boards.black if us else boards.white
-    base = king * 64
-    blockers: i64 = 0
-    while snipers:
-        sniper = msb(snipers)
-        snipers ^= SQUARE[sniper]
-        between: i64 = BETWEEN[base + sniper]
-        line = between & occupied
-        if line and popcount(line) == 1:  # exactly one piece in between
-            blockers |= line
-    return blockers & (boards.white if us else boards.black)
+    return boards.lone_blockers(king, not us) & (boards.white if us else boards.black)
 
 
 def legal_moves_not_in_check(  # noqa: PLR0917 - called twice per node: positional is cheapest
@@ -196,7 +178,7 @@ def legal_moves_not_in_check(  # noqa: PLR0917 - called twice per node: position
             while targets:
                 to = msb(targets)
                 targets ^= SQUARE[to]
-                if not _attacked(boards, not turn, to, occupied):
+                if not attackers_of(boards, not turn, to, occupied):
                     append(row[to])
             continue
         else:
@@ -329,7 +311,7 @@ def legal_evasions(  # noqa: PLR0917 - called per node in check: positional is c
         while targets:
             to = msb(targets)
             targets ^= SQUARE[to]
-            if not _attacked(boards, not turn, to, occupied):
+            if not attackers_of(boards, not turn, to, occupied):
                 moves.append(row[to])
     checker = msb(checkers)
     if SQUARE[checker] != checkers:
@@ -348,29 +330,16 @@ def legal_evasions(  # noqa: PLR0917 - called per node in check: positional is c
     return moves
 
 
-def _attacked(boards: Bitboards, color: bool, square: i64, occupied: i64) -> bool:
-    """``board.attackers_mask(color, square, occupied) != 0``, compiled with its callers."""
-    theirs = boards.white if color else boards.black
+def attackers_of(boards: Bitboards, color: bool, square: i64, occupied: i64) -> i64:
+    """``board.attackers_mask(color, square, occupied)``: the pieces of ``color`` attacking
+    ``square`` when ``occupied`` blocks the sliders (a king's move is tested with the king
+    still on its square, castling with the king and rook lifted)."""
     knight: i64 = KNIGHT_ATTACKS[square]
     king: i64 = KING_ATTACKS[square]
     # A pawn of ``color`` attacks ``square`` from where a pawn of the other colour on
     # ``square`` would attack.
     pawn: i64 = BLACK_PAWN_ATTACKS[square] if color else WHITE_PAWN_ATTACKS[square]
     queens = boards.queens
-    if (knight & boards.knights | king & boards.kings | pawn & boards.pawns) & theirs:
-        return True
-    if bishop_attacks(square, occupied) & (boards.bishops | queens) & theirs:
-        return True
-    return bool(rook_attacks(square, occupied) & (boards.rooks | queens) & theirs)
-
-
-def attackers_of(boards: Bitboards, color: bool, square: i64) -> i64:
-    """``board.attackers_mask(color, square)``: the pieces of ``color`` attacking ``square``."""
-    occupied = boards.occupied
-    queens = boards.queens
-    knight: i64 = KNIGHT_ATTACKS[square]
-    king: i64 = KING_ATTACKS[square]
-    pawn: i64 = BLACK_PAWN_ATTACKS[square] if color else WHITE_PAWN_ATTACKS[square]
     return (
         knight & boards.knights
         | king & boards.kings
@@ -386,7 +355,7 @@ def _path_attacked(boards: Bitboards, path: i64, occupied: i64) -> bool:
     while path:
         square = msb(path)
         path ^= SQUARE[square]
-        if _attacked(boards, enemy, square, occupied):
+        if attackers_of(boards, enemy, square, occupied):
             return True
     return False
 
