@@ -1,7 +1,12 @@
-"""The chess adapter: python-chess's move generator behind the engine's make/unmake contract.
+"""The chess adapter: a chess position behind the engine's make/unmake contract.
 
-python-chess does the chess (legal moves, push/pop, FEN, notation); the adapter adds what a
-search needs on every node and python-chess does not keep incrementally:
+The search plays on native records (:class:`~games.chess_game.bitboard64.Bitboards`, one per
+ply: piece sets as 64-bit words, castling rights, en passant square, the halfmove clock), each
+made from its parent by the move.  python-chess keeps the rules' reference board for
+everything else (FEN, notation, insufficient material, tablebase probes, pickling); it
+catches up with the search's moves only when one of those asks (:meth:`ChessGame._synced`),
+so a search that never asks never pays python-chess's push and pop.  The adapter adds what a
+search needs on every node:
 
 * the Zobrist key (:mod:`games.chess_game.zobrist`), updated from each move's effects;
 * the material + piece-square sum of the evaluation, updated the same way, so a static
@@ -13,9 +18,8 @@ Syzygy tablebases (:mod:`games.chess_game.tablebase`) are optional: :meth:`Chess
 gives a game the settings, which copies and pickles keep.
 
 All incremental state lives in one undo tuple per ply: ``pop`` restores it in one step.
-What a node derives from the board (its piece sets as native 64-bit words, the king, the
-checkers, the pinned pieces) lives in one record per ply, refilled when that ply's position
-changes, and every question the node answers reads it.
+What a node derives from its position (the king, the checkers, the pinned pieces) lives in
+its record too, and every question the node answers reads it.
 """
 
 from __future__ import annotations
@@ -32,12 +36,19 @@ from mypy_extensions import i64
 from engine.eval import LinearEvaluator
 from engine.game import IllegalMoveError, InvalidPositionError, TablebaseProbing
 from games.chess_game import evaluation
-from games.chess_game.bitboard64 import SQUARE, Bitboards, msb, signed
+from games.chess_game.bitboard64 import (
+    SQUARE,
+    Bitboards,
+    castling_targets,
+    msb,
+    popcount,
+    signed,
+    unsigned,
+)
 from games.chess_game.checks import CheckSquares, check_squares, quick_gives_check
 from games.chess_game.evaluation import EvalTables, evaluate_fast, material_psq
 from games.chess_game.make import pop_move, push_null, push_plain
 from games.chess_game.movegen import (
-    MOVES,
     attackers_of,
     legal_evasions,
     legal_moves_not_in_check,
@@ -47,11 +58,11 @@ from games.chess_game.movegen import (
 from games.chess_game.see import SEE_VALUES, see_ge
 from games.chess_game.tablebase import SyzygySettings, probe_wdl, root_moves
 from games.chess_game.zobrist import (
+    EP_KEYS,
     PIECE_KEYS,
     TURN_KEY,
     castling_key,
     ep_key,
-    ep_key_after_double_push,
     zobrist_key,
 )
 
@@ -72,6 +83,11 @@ DEFAULT_WEIGHTS_PATH: Final = Path(__file__).resolve().parent.parent / "data" / 
 
 _RANK_2: Final = signed(chess.BB_RANK_2)
 _RANK_7: Final = signed(chess.BB_RANK_7)
+_BESIDE: Final = tuple(
+    int(signed(((bb << 1) & ~chess.BB_FILE_A | (bb >> 1) & ~chess.BB_FILE_H) & chess.BB_ALL))
+    for bb in chess.BB_SQUARES
+)
+"""The squares left and right of a square on the same rank (as native words)."""
 _PAWN: Final = chess.PAWN
 _ROOK: Final = chess.ROOK
 _KING: Final = chess.KING
@@ -219,15 +235,17 @@ class ChessGame:
     __slots__ = (
         "_board",
         "_castle_z",
-        "_castling",
         "_checks",
         "_checks_key",
         "_ep_z",
         "_evaluator",
         "_key",
         "_keys",
+        "_moves",
         "_nodes",
         "_psq",
+        "_root_ply",
+        "_synced_plies",
         "_tables",
         "_tb",
         "_tb_probing",
@@ -261,17 +279,24 @@ class ChessGame:
             self._evaluator = evaluator
             self._tables = _tables_for(evaluator)
         self._board = root
+        self._synced_plies = 0
+        self._root_ply = root.ply()
         self._key = zobrist_key(root)
         self._ep_z = ep_key(root)
-        self._castling = root.clean_castling_rights()
-        self._castle_z = castling_key(self._castling)
+        self._castle_z = castling_key(root.clean_castling_rights())
         self._psq = material_psq(root, self._tables)
         self._window = 0
         self._checks: CheckSquares | None = None
         self._checks_key = -1
         self._keys = [self._key]
-        self._undo: list[tuple[int, int, int, int, int, int]] = []
-        self._nodes: list[Bitboards] = []
+        self._undo: list[tuple[int, int, int, int, int]] = []
+        self._moves: list[chess.Move | None] = []
+        """The moves played since the root (``None``: a null move); python-chess's board
+        has the first ``_synced_plies`` of them."""
+        node = Bitboards(root)
+        node.key = self._key
+        self._nodes: list[Bitboards] = [node]
+        self._know_king(node)
         self._tb: SyzygySettings | None = None
         self._tb_probing: TablebaseProbing | None = None
         for move in board.move_stack:
@@ -280,28 +305,53 @@ class ChessGame:
     # -- moves -----------------------------------------------------------------------------
 
     def _node(self) -> Bitboards:
-        """The current position's boards as native words, with its king and checkers.
+        """The current position's record: its boards as native words, king and checkers."""
+        return self._nodes[len(self._undo)]
 
-        One record per game ply, refilled when the position at that ply changed: everything a
-        node asks (check, moves, evaluation, exchanges, the next push) reads the boards that
-        one conversion from python-chess's made (:mod:`games.chess_game.bitboard64`).
-        """
-        ply = len(self._undo)
-        nodes = self._nodes
-        key = self._key
-        if ply < len(nodes):
-            node = nodes[ply]
-            if node.key == key:
-                return node
-        else:
-            nodes.extend(Bitboards() for _ in range(ply + 1 - len(nodes)))
-            node = nodes[ply]
-        node.load(self._board, key)
+    @staticmethod
+    def _know_king(node: Bitboards) -> None:
+        """Fill in the side to move's king square and the pieces checking it."""
         us = node.turn
         king = msb(node.kings & (node.white if us else node.black))
         node.king = king
         node.checkers = attackers_of(node, not us, king, node.occupied)
-        return node
+
+    def _child(self) -> Bitboards:
+        """The record of the next ply, to be made from the current one."""
+        nodes = self._nodes
+        ply = len(self._undo) + 1
+        if ply == len(nodes):
+            nodes.append(Bitboards())
+        return nodes[ply]
+
+    def _synced(self) -> chess.Board:
+        """python-chess's board, brought up to the current position.
+
+        Plays the moves the search made since the board last caught up, with the moving and
+        the captured piece read from each ply's record (:func:`push_plain`), so that FEN,
+        notation, tablebase probes and the rules python-chess answers see this position; the
+        search's own pops take them back (:meth:`pop`)."""
+        board = self._board
+        ply = len(self._undo)
+        moves = self._moves
+        nodes = self._nodes
+        while self._synced_plies < ply:
+            index = self._synced_plies
+            move = moves[index]
+            if move is None:
+                push_null(board)
+            else:
+                node = nodes[index]
+                from_bb: i64 = SQUARE[move.from_square]
+                to_bb: i64 = SQUARE[move.to_square]
+                piece = node.piece_type_on(from_bb)
+                ours = node.white if node.turn else node.black
+                if piece == _KING and (ours & to_bb or _is_king_step_of_two(move)):
+                    board.push(move)
+                else:
+                    push_plain(board, move, piece, node.piece_type_on(to_bb & ~ours))
+            self._synced_plies = index + 1
+        return board
 
     def _legal(self, from_mask: i64, to_mask: i64) -> list[chess.Move]:
         """``list(board.generate_legal_moves(from_mask, to_mask))``, in the same order (the
@@ -311,12 +361,8 @@ class ChessGame:
             node.pinned = pinned_pieces(node, node.king)
             node.pinned_known = True
         if not node.checkers:
-            return legal_moves_not_in_check(
-                self._board, node, node.king, node.pinned, from_mask, to_mask
-            )
-        return legal_evasions(
-            self._board, node, node.king, node.pinned, node.checkers, from_mask, to_mask
-        )
+            return legal_moves_not_in_check(node, node.king, node.pinned, from_mask, to_mask)
+        return legal_evasions(node, node.king, node.pinned, node.checkers, from_mask, to_mask)
 
     def legal_moves(self) -> list[chess.Move]:
         return self._legal(-1, -1)
@@ -330,7 +376,7 @@ class ChessGame:
         moves = self._legal(-1, node.black if us else node.white)
         ep = node.ep_square
         if ep >= 0:
-            moves.extend(MOVES[m.from_square][m.to_square] for m in self._board.generate_legal_ep())
+            moves.extend(self._legal(node.pawns & ours, SQUARE[ep]))  # en passant only
         promoting = node.pawns & ours & (_RANK_7 if us else _RANK_2)
         if promoting:
             moves.extend(self._legal(promoting, ~node.occupied))
@@ -400,11 +446,11 @@ class ChessGame:
             self._checks = check_squares(self._node())
             self._checks_key = key
         info = self._checks
-        return info is not None and quick_gives_check(self._board, self._node(), move, info)
+        return info is not None and quick_gives_check(self._node(), move, info)
 
     def push(self, move: chess.Move) -> None:
-        b = self._board
         node = self._node()
+        child = self._child()
         frm = move.from_square
         to = move.to_square
         us = node.turn
@@ -421,21 +467,17 @@ class ChessGame:
         psq = self._psq
         reversible = piece_type != _PAWN
         own_target = ours & to_bb
-        if piece_type == _KING and (own_target or frm - to == 2 or to - frm == 2):
+        if piece_type == _KING and (own_target or _is_king_step_of_two(move)):
             # Castling, as king-takes-rook (Chess960) or king-two-squares (standard).
             rook_from = to if own_target else (frm | 7 if to > frm else frm & 56)
-            base = frm & 56
-            if rook_from > frm:
-                king_to, rook_to = base + 6, base + 5
-            else:
-                king_to, rook_to = base + 2, base + 3
+            king_to, rook_to = castling_targets(frm, rook_from)
             king_keys = keys[_KING]
             rook_keys = keys[_ROOK]
             key ^= king_keys[frm] ^ king_keys[king_to] ^ rook_keys[rook_from] ^ rook_keys[rook_to]
             king_sq = squares[_KING]
             rook_sq = squares[_ROOK]
             psq += king_sq[king_to] - king_sq[frm] + rook_sq[rook_to] - rook_sq[rook_from]
-            b.push(move)
+            child.castle(node, frm, rook_from)
         else:
             captured = 0
             if (node.black if us else node.white) & to_bb:
@@ -450,38 +492,35 @@ class ChessGame:
             new_type = move.promotion or piece_type
             key ^= keys[piece_type][frm] ^ keys[new_type][to]
             psq += squares[new_type][to] - squares[piece_type][frm]
-            push_plain(b, move, piece_type, captured)
-        castling = b.castling_rights
+            child.play(node, move, piece_type, captured)
         castle_z = self._castle_z
-        if castling != self._castling:
-            castle_z = castling_key(castling)
+        if child.castling != node.castling:
+            castle_z = castling_key(unsigned(child.castling))
             key ^= self._castle_z ^ castle_z
         ep_z = 0
-        if piece_type == _PAWN and (to - frm == 16 or frm - to == 16):
-            ep_z = ep_key_after_double_push(b, to)
-            key ^= ep_z
-        self._undo.append(
-            (self._key, self._ep_z, self._castling, self._castle_z, self._psq, self._window)
-        )
+        if child.ep_square >= 0:
+            beside: i64 = _BESIDE[to]
+            if child.pawns & (child.white if child.turn else child.black) & beside:
+                ep_z = EP_KEYS[to & 7]
+                key ^= ep_z
+        self._undo.append((self._key, self._ep_z, self._castle_z, self._psq, self._window))
+        self._moves.append(move)
+        child.key = key
+        self._know_king(child)
         self._key = key
         self._ep_z = ep_z
-        self._castling = castling
         self._castle_z = castle_z
         self._psq = psq
         self._window = self._window + 1 if reversible else 0
         self._keys.append(key)
 
     def pop(self) -> None:
-        pop_move(self._board)
         self._keys.pop()
-        (
-            self._key,
-            self._ep_z,
-            self._castling,
-            self._castle_z,
-            self._psq,
-            self._window,
-        ) = self._undo.pop()
+        self._moves.pop()
+        (self._key, self._ep_z, self._castle_z, self._psq, self._window) = self._undo.pop()
+        if self._synced_plies > len(self._undo):
+            pop_move(self._board)
+            self._synced_plies -= 1
 
     def can_null_move(self) -> bool:
         """Not in check, and the side to move has a piece besides pawns and king (pawn
@@ -492,25 +531,27 @@ class ChessGame:
         return node.checkers == 0
 
     def push_null(self) -> None:
-        self._undo.append(
-            (self._key, self._ep_z, self._castling, self._castle_z, self._psq, self._window)
-        )
-        push_null(self._board)
+        child = self._child()
+        child.pass_turn(self._node())
+        self._undo.append((self._key, self._ep_z, self._castle_z, self._psq, self._window))
+        self._moves.append(None)
         self._key ^= TURN_KEY ^ self._ep_z
         self._ep_z = 0
         self._window = 0  # positions before a pass are not repetitions of positions after it
         self._keys.append(self._key)
+        child.key = self._key
+        self._know_king(child)
 
     # -- state -----------------------------------------------------------------------------
 
     def is_terminal(self) -> bool:
         """50-move rule, insufficient material, or a position seen before since the last
         capture, pawn move or null move (search treats the first repetition as a draw)."""
-        b = self._board
-        if b.halfmove_clock >= 100:
-            return True
         node = self._node()
-        if not (node.pawns | node.rooks | node.queens) and b.is_insufficient_material():
+        if node.halfmove >= 100:
+            return True
+        bare = not (node.pawns | node.rooks | node.queens)
+        if bare and self._synced().is_insufficient_material():
             return True
         window = self._window
         if window >= 4:
@@ -536,11 +577,11 @@ class ChessGame:
 
     @property
     def side(self) -> int:
-        return 0 if self._board.turn == chess.WHITE else 1
+        return 0 if self._node().turn else 1
 
     @property
     def ply(self) -> int:
-        return max(0, self._board.ply())
+        return max(0, self._root_ply + len(self._undo))
 
     # -- evaluation ------------------------------------------------------------------------
 
@@ -549,12 +590,12 @@ class ChessGame:
         return self._evaluator
 
     def features(self) -> Mapping[str, float]:
-        return evaluation.features(self._board)
+        return evaluation.features(self._synced())
 
     def evaluate(self) -> int:
         tables = self._tables
         if not tables.exact:
-            return _clamped(self._evaluator.evaluate(evaluation.features(self._board)))
+            return _clamped(self._evaluator.evaluate(evaluation.features(self._synced())))
         cache = tables.eval_cache
         key = self._key
         value = cache.get(key)
@@ -568,7 +609,7 @@ class ChessGame:
     def evaluate_uncached(self) -> int:
         """The fast evaluation without the cache (for measuring and testing it)."""
         if not self._tables.exact:
-            return self._evaluator.evaluate(evaluation.features(self._board))
+            return self._evaluator.evaluate(evaluation.features(self._synced()))
         return evaluate_fast(self._node(), self._psq, self._tables)
 
     # -- notation --------------------------------------------------------------------------
@@ -588,13 +629,13 @@ class ChessGame:
         if move.drop:
             raise IllegalMoveError(f"chess has no drops ({text})")
         try:
-            parsed = self._board.parse_uci(stripped)
+            parsed = self._synced().parse_uci(stripped)
         except ValueError:
             raise IllegalMoveError(f"{self._why_illegal(move)} ({text})") from None
         return shared_move(parsed.from_square, parsed.to_square, parsed.promotion or 0)
 
     def _why_illegal(self, move: chess.Move) -> str:
-        b = self._board
+        b = self._synced()
         origin = chess.SQUARE_NAMES[move.from_square]
         piece = b.piece_at(move.from_square)
         to_move = chess.COLOR_NAMES[b.turn]
@@ -623,7 +664,7 @@ class ChessGame:
         return reason
 
     def format_move(self, move: chess.Move) -> str:
-        return self._board.uci(move, chess960=self.chess960)
+        return self._synced().uci(move, chess960=self.chess960)
 
     # -- endgame tablebases (engine.game.Tablebase) ---------------------------------------
 
@@ -649,22 +690,22 @@ class ChessGame:
         return self._tb_probing
 
     def tb_pieces(self) -> int:
-        return self._board.occupied.bit_count()
+        return int(popcount(self._node().occupied))
 
     def tb_wdl(self) -> int | None:
         """Probed only right after a capture or pawn move (the counter is 0) and without
         castling rights, the positions the tables' WDL values are exact for."""
-        b = self._board
-        if b.halfmove_clock or b.castling_rights:
+        node = self._node()
+        if node.halfmove or node.castling:
             return None
         probing = self._tb_probing
         settings = self._tb
-        if probing is None or settings is None or b.occupied.bit_count() > probing.limit:
+        if probing is None or settings is None or popcount(node.occupied) > probing.limit:
             return None
-        return probe_wdl(settings, b)
+        return probe_wdl(settings, self._synced())
 
     def tb_root_moves(self, rule50: bool) -> list[chess.Move] | None:
-        b = self._board
+        b = self._synced()
         probing = self._tb_probing
         settings = self._tb
         if (
@@ -689,12 +730,12 @@ class ChessGame:
         return shared_move(code & 63, (code >> 6) & 63, code >> 12)
 
     def fen(self) -> str:
-        return self._board.fen(shredder=self.chess960)
+        return self._synced().fen(shredder=self.chess960)
 
     def display(self) -> str:
         """The board from white's side (rank 8 on top), then FEN, key and checkers, as
         Stockfish's ``d`` command prints them."""
-        b = self._board
+        b = self._synced()
         separator = " +---+---+---+---+---+---+---+---+"
         lines = [separator]
         for rank in range(7, -1, -1):
@@ -716,10 +757,11 @@ class ChessGame:
         """Pickle as start position + moves (a few hundred bytes), not as the board with its
         evaluation tables and caches: games cross process pipes to search workers, and a
         pickle larger than a pipe buffer would block the sender."""
-        root = self._board.root()
+        board = self._synced()
+        root = board.root()
         default, _ = _default()
         evaluator = None if self._evaluator is default else self._evaluator
-        moves = tuple(move.uci() for move in self._board.move_stack)
+        moves = tuple(move.uci() for move in board.move_stack)
         return (
             _unpickle,
             (root.fen(shredder=self.chess960), moves, self.chess960, evaluator, self._tb),
@@ -729,7 +771,7 @@ class ChessGame:
         """An independent twin, built as unpickling builds one: from the root position,
         replaying the moves.  (mypyc compiles this class, and a compiled class cannot be
         made without ``__init__``; a copy per ``go`` costs about a millisecond this way.)"""
-        twin = ChessGame(self._board, chess960=self.chess960, evaluator=self._evaluator)
+        twin = ChessGame(self._synced(), chess960=self.chess960, evaluator=self._evaluator)
         twin._tb = self._tb
         twin._tb_probing = self._tb_probing
         return twin
@@ -739,10 +781,15 @@ class ChessGame:
     @property
     def board(self) -> chess.Board:
         """A copy of the python-chess board, history included (for SAN, PGN, book probes)."""
-        return self._board.copy()
+        return self._synced().copy()
 
     def __repr__(self) -> str:
         return f"ChessGame({self.fen()!r}, chess960={self.chess960})"
+
+
+def _is_king_step_of_two(move: chess.Move) -> bool:
+    """A king move two files sideways: standard castling (the caller knows a king moves)."""
+    return move.to_square - move.from_square in (2, -2)
 
 
 def from_fen(

@@ -48,6 +48,7 @@ __all__ = [
     "WHITE_PAWN_ATTACKS",
     "Bitboards",
     "bishop_attacks",
+    "castling_targets",
     "lsb",
     "msb",
     "popcount",
@@ -77,6 +78,14 @@ KING: Final = 6
 """python-chess's piece types as literals, which compiled code inlines (a name imported
 from ``chess`` is a dictionary lookup at every use)."""
 assert tuple(chess.PIECE_TYPES) == (PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING)
+
+
+def castling_targets(king_from: i64, rook_from: i64) -> tuple[i64, i64]:
+    """Where castling puts the king and the rook: (king's square, rook's square)."""
+    base = king_from & 56
+    if rook_from > king_from:
+        return base + 6, base + 5
+    return base + 2, base + 3
 
 
 def signed(bb: int) -> i64:
@@ -112,6 +121,9 @@ ROOK_RAYS: Final = signed_table(
     [chess.BB_RANK_ATTACKS[sq][0] | chess.BB_FILE_ATTACKS[sq][0] for sq in chess.SQUARES]
 )
 """``[sq]``: the rank and file through ``sq`` on an empty board, ``sq`` left out."""
+_RANK_1: Final = signed(chess.BB_RANK_1)
+_DOUBLE_STEP: Final = 16
+_RANK_8: Final = signed(chess.BB_RANK_8)
 BISHOP_RAYS: Final = signed_table([chess.BB_DIAG_ATTACKS[sq][0] for sq in chess.SQUARES])
 """``[sq]``: the diagonals through ``sq`` on an empty board, ``sq`` left out."""
 BETWEEN: Final = signed_table([chess.between(a, b) for a in chess.SQUARES for b in chess.SQUARES])
@@ -234,11 +246,13 @@ def wrapped(bb: i64) -> i64:
 
 
 class Bitboards:
-    """A python-chess board's piece sets as native words, read once per position.
+    """A position's piece sets and state as native words: the search's board.
 
-    The adapter keeps one per ply of the search and refills it when the position at that ply
-    changes: the evaluation, the move generator, the check test and the exchange test of one
-    node then share one conversion instead of each converting the boards it reads.
+    The adapter keeps one per ply of the search: the root's is read from python-chess's
+    board (:meth:`load`), every other one is made from its parent's by the move played, so
+    the search never touches python-chess's board, whose fields are Python attributes and
+    Python ints.  The evaluation, the move generator, the check test and the exchange test
+    all read these records.
     """
 
     def __init__(self, board: chess.Board | None = None) -> None:
@@ -246,6 +260,10 @@ class Bitboards:
         """Whose boards these are: the adapter's Zobrist key of the position (-1: none)."""
         self.turn: bool = True
         self.ep_square: i64 = -1
+        self.castling: i64 = 0
+        """python-chess's ``clean_castling_rights()``: the rooks that may still castle."""
+        self.halfmove: i64 = 0
+        self.chess960: bool = False
         self.white: i64 = 0
         self.black: i64 = 0
         self.occupied: i64 = 0
@@ -270,6 +288,9 @@ class Bitboards:
         self.key = key
         self.turn = board.turn
         self.ep_square = -1 if ep is None else ep
+        self.castling = signed(board.clean_castling_rights())
+        self.halfmove = board.halfmove_clock
+        self.chess960 = board.chess960
         self.white = signed(occupied_co[True])
         self.black = signed(occupied_co[False])
         self.occupied = signed(board.occupied)
@@ -279,6 +300,161 @@ class Bitboards:
         self.rooks = signed(board.rooks)
         self.queens = signed(board.queens)
         self.kings = signed(board.kings)
+        self.pinned_known = False
+
+    def play(  # noqa: PLR0912, PLR0915 - one branch per piece type, inline on the hot path
+        self, parent: Bitboards, move: chess.Move, piece: i64, captured: i64
+    ) -> None:
+        """Become the position after ``move`` (legal, not castling) in ``parent``: ``piece``
+        is the moving piece's type, ``captured`` the type on the target square (0 for none and
+        for en passant, which is recognised here).  The adapter's key, king and checkers are
+        left to the caller."""
+        frm: i64 = move.from_square
+        to: i64 = move.to_square
+        us = parent.turn
+        from_bb: i64 = SQUARE[frm]
+        to_bb: i64 = SQUARE[to]
+        move_bb = from_bb | to_bb
+        ours = (parent.white if us else parent.black) ^ move_bb
+        theirs = parent.black if us else parent.white
+        pawns = parent.pawns
+        knights = parent.knights
+        bishops = parent.bishops
+        rooks = parent.rooks
+        queens = parent.queens
+        kings = parent.kings
+        occupied = parent.occupied ^ from_bb | to_bb
+        halfmove = parent.halfmove + 1
+        ep: i64 = -1
+        if captured:
+            halfmove = 0
+            theirs ^= to_bb
+            if captured == PAWN:
+                pawns ^= to_bb
+            elif captured == KNIGHT:
+                knights ^= to_bb
+            elif captured == BISHOP:
+                bishops ^= to_bb
+            elif captured == ROOK:
+                rooks ^= to_bb
+            else:
+                queens ^= to_bb
+        if piece == PAWN:
+            halfmove = 0
+            if to - frm == _DOUBLE_STEP or frm - to == _DOUBLE_STEP:
+                ep = (frm + to) >> 1
+            elif to == parent.ep_square:
+                victim: i64 = SQUARE[to - 8 if us else to + 8]
+                pawns ^= victim
+                theirs ^= victim
+                occupied ^= victim
+            promotion: i64 = move.promotion or 0
+            if promotion:
+                pawns ^= from_bb
+                if promotion == QUEEN:
+                    queens ^= to_bb
+                elif promotion == KNIGHT:
+                    knights ^= to_bb
+                elif promotion == ROOK:
+                    rooks ^= to_bb
+                else:
+                    bishops ^= to_bb
+            else:
+                pawns ^= move_bb
+        elif piece == KNIGHT:
+            knights ^= move_bb
+        elif piece == BISHOP:
+            bishops ^= move_bb
+        elif piece == ROOK:
+            rooks ^= move_bb
+        elif piece == QUEEN:
+            queens ^= move_bb
+        else:
+            kings ^= move_bb
+        castling = parent.castling
+        if castling:
+            castling &= ~move_bb
+            if piece == KING:
+                castling &= ~(_RANK_1 if us else _RANK_8)
+        self._become(parent, not us, ours, theirs, occupied, pawns, knights, bishops, rooks)
+        self.queens = queens
+        self.kings = kings
+        self.castling = castling
+        self.halfmove = halfmove
+        self.ep_square = ep
+
+    def castle(self, parent: Bitboards, king_from: i64, rook_from: i64) -> None:
+        """Become the position after castling in ``parent`` with the rook on ``rook_from``
+        (standard or Chess960: the king ends on the c- or g-file, the rook beside it)."""
+        us = parent.turn
+        king_to, rook_to = castling_targets(king_from, rook_from)
+        # Removed first, then placed: in Chess960 the king may land where the rook stood.
+        ours = parent.white if us else parent.black
+        ours = ours & ~SQUARE[king_from] & ~SQUARE[rook_from] | SQUARE[king_to] | SQUARE[rook_to]
+        theirs = parent.black if us else parent.white
+        rooks = parent.rooks & ~SQUARE[rook_from] | SQUARE[rook_to]
+        kings = parent.kings & ~SQUARE[king_from] | SQUARE[king_to]
+        occupied = ours | theirs
+        self._become(
+            parent,
+            not us,
+            ours,
+            theirs,
+            occupied,
+            parent.pawns,
+            parent.knights,
+            parent.bishops,
+            rooks,
+        )
+        self.queens = parent.queens
+        self.kings = kings
+        self.castling = parent.castling & ~(_RANK_1 if us else _RANK_8)
+        self.halfmove = parent.halfmove + 1
+        self.ep_square = -1
+
+    def pass_turn(self, parent: Bitboards) -> None:
+        """Become ``parent`` with the other side to move (a null move): no en passant."""
+        us = parent.turn
+        self._become(
+            parent,
+            not us,
+            parent.white if us else parent.black,
+            parent.black if us else parent.white,
+            parent.occupied,
+            parent.pawns,
+            parent.knights,
+            parent.bishops,
+            parent.rooks,
+        )
+        self.queens = parent.queens
+        self.kings = parent.kings
+        self.castling = parent.castling
+        self.halfmove = parent.halfmove + 1
+        self.ep_square = -1
+
+    def _become(  # noqa: PLR0913, PLR0917 - the fields every kind of move sets
+        self,
+        parent: Bitboards,
+        turn: bool,
+        mover: i64,
+        other: i64,
+        occupied: i64,
+        pawns: i64,
+        knights: i64,
+        bishops: i64,
+        rooks: i64,
+    ) -> None:
+        """Set what every child position sets: ``mover`` are the pieces of the side that just
+        moved, ``other`` those of the side to move now."""
+        self.turn = turn
+        self.white = other if turn else mover
+        self.black = mover if turn else other
+        self.occupied = occupied
+        self.pawns = pawns
+        self.knights = knights
+        self.bishops = bishops
+        self.rooks = rooks
+        self.chess960 = parent.chess960
         self.pinned_known = False
 
     def lone_blockers(self, square: i64, color: bool) -> i64:

@@ -27,6 +27,7 @@ from games.chess_game.bitboard64 import (
     WHITE_PAWN_ATTACKS,
     Bitboards,
     bishop_attacks,
+    castling_targets,
     msb,
     rook_attacks,
 )
@@ -34,13 +35,9 @@ from games.chess_game.bitboard64 import (
 __all__ = ["CheckSquares", "check_squares", "gives_check", "quick_gives_check"]
 
 
-def gives_check(board: chess.Board, boards: Bitboards, move: chess.Move) -> bool:
-    """Whether the legal ``move`` leaves the opponent in check (``boards``: the board's sets
-    as native words).
-
-    Castling is answered by playing it (the rook's new square decides, and castling is
-    rare enough not to matter for speed).
-    """
+def gives_check(boards: Bitboards, move: chess.Move) -> bool:
+    """Whether the legal ``move`` leaves the opponent in check (``boards``: the position's
+    sets as native words)."""
     us = boards.turn
     frm: i64 = move.from_square
     to: i64 = move.to_square
@@ -48,12 +45,12 @@ def gives_check(board: chess.Board, boards: Bitboards, move: chess.Move) -> bool
     to_bb: i64 = SQUARE[to]
     piece = boards.piece_type_on(from_bb)
     mine = boards.white if us else boards.black
-    if piece == KING and (mine & to_bb or to - frm == 2 or frm - to == 2):
-        return board.gives_check(move)
     king_bb = boards.kings & (boards.black if us else boards.white)
     if not king_bb:
         return False
     king = msb(king_bb)
+    if piece == KING and (mine & to_bb or to - frm == 2 or frm - to == 2):
+        return _castling_checks(boards, frm, to, mine, king)
     occupied = (boards.occupied & ~from_bb) | to_bb
     if piece == PAWN and to == boards.ep_square and not boards.occupied & to_bb:
         occupied &= ~SQUARE[to - 8 if us else to + 8]
@@ -86,6 +83,21 @@ def gives_check(board: chess.Board, boards: Bitboards, move: chess.Move) -> bool
     return bool(rook_attacks(king, occupied) & straight & mine)
 
 
+def _castling_checks(boards: Bitboards, frm: i64, to: i64, mine: i64, king: i64) -> bool:
+    """Whether castling (king from ``frm`` to ``to``, or king takes rook in Chess960) checks
+    the enemy king on ``king``: only the rook, or a slider behind the king's old square, can;
+    the pieces are taken off before they are put back, as their squares may overlap."""
+    rook_from = to if mine & SQUARE[to] else (frm | 7 if to > frm else frm & 56)
+    king_to, rook_to = castling_targets(frm, rook_from)
+    rook_to_bb: i64 = SQUARE[rook_to]
+    after = mine & ~SQUARE[frm] & ~SQUARE[rook_from] | SQUARE[king_to] | rook_to_bb
+    occupied = boards.occupied & ~mine | after
+    straight = (boards.rooks & ~SQUARE[rook_from] | rook_to_bb | boards.queens) & after
+    if rook_attacks(king, occupied) & straight:
+        return True
+    return bool(bishop_attacks(king, occupied) & (boards.bishops | boards.queens) & after)
+
+
 class CheckSquares:
     """For one position: the enemy king square, the squares from which each piece type would
     attack it, and the side to move's pieces that shield it from one of their own sliders
@@ -115,9 +127,7 @@ def check_squares(boards: Bitboards) -> CheckSquares | None:
     return CheckSquares(boards)
 
 
-def quick_gives_check(
-    board: chess.Board, boards: Bitboards, move: chess.Move, info: CheckSquares
-) -> bool:
+def quick_gives_check(boards: Bitboards, move: chess.Move, info: CheckSquares) -> bool:
     """:func:`gives_check` for a position whose :func:`check_squares` are known: a table
     lookup for plain moves; promotions, en passant and castling take the long way (their
     lines change in ways the table does not see)."""
@@ -128,7 +138,7 @@ def quick_gives_check(
     # Kings (castling moves the rook too), empty squares, en passant and promotions take the
     # long way.
     if piece == KING or not piece or move.promotion or (piece == PAWN and to == boards.ep_square):
-        return gives_check(board, boards, move)
+        return gives_check(boards, move)
     to_bb: i64 = SQUARE[to]
     if piece == PAWN:
         squares = info.pawn

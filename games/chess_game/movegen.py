@@ -16,7 +16,8 @@ depend on move order, so the tests compare whole lists, not sets.
 The boards arrive as native 64-bit words (:class:`~games.chess_game.bitboard64.Bitboards`,
 converted once per node by the adapter) and sliding attacks come from rays: compiled, the
 generator does no arithmetic on Python ints and no dictionary lookups keyed by occupancy.
-Castling rights and en passant still come from the python-chess board.
+Castling rights, the en passant square and the Chess960 flag come with the record too: the
+generator never reads python-chess's board.
 
 Evasions (the side to move in check) follow python-chess's ``_generate_evasions`` order:
 king moves first, then, against a single checker, the moves that capture it or block its
@@ -45,7 +46,7 @@ from games.chess_game.bitboard64 import (
     msb,
     rook_attacks,
     signed,
-    unsigned,
+    signed_table,
     wrapped,
 )
 
@@ -84,6 +85,9 @@ _SHARED_PROMOTIONS: Final[dict[tuple[int, int, int], chess.Move]] = {
 _BACKRANKS: Final = signed(chess.BB_RANK_1 | chess.BB_RANK_8)
 _RANK_1: Final = signed(chess.BB_RANK_1)
 _RANK_8: Final = signed(chess.BB_RANK_8)
+_RANK_4: Final = signed(chess.BB_RANK_4)
+_RANK_5: Final = signed(chess.BB_RANK_5)
+_RANKS: Final = signed_table(chess.BB_RANKS)
 _RANK_2_3: Final = signed(chess.BB_RANK_2 | chess.BB_RANK_3)
 _RANK_3_4: Final = signed(chess.BB_RANK_3 | chess.BB_RANK_4)
 _RANK_6_5: Final = signed(chess.BB_RANK_6 | chess.BB_RANK_5)
@@ -126,8 +130,7 @@ def pinned_pieces(boards: Bitboards, king: i64) -> i64:
     return boards.lone_blockers(king, not us) & (boards.white if us else boards.black)
 
 
-def legal_moves_not_in_check(  # noqa: PLR0917 - called twice per node: positional is cheapest
-    board: chess.Board,
+def legal_moves_not_in_check(
     boards: Bitboards,
     king: i64,
     pinned: i64,
@@ -140,8 +143,8 @@ def legal_moves_not_in_check(  # noqa: PLR0917 - called twice per node: position
 
     A pinned piece keeps only the targets on the line through it and its king (python-chess's
     ``_is_safe`` test, applied to a whole mask at once); the king keeps only unattacked
-    squares; en passant captures go through python-chess's own test (a capture can uncover a
-    rank attack through two pawns at once).
+    squares; en passant captures get python-chess's own test (a capture can uncover a rank
+    attack through two pawns at once).
     """
     turn = boards.turn
     ours = boards.white if turn else boards.black
@@ -198,8 +201,8 @@ def legal_moves_not_in_check(  # noqa: PLR0917 - called twice per node: position
             append(row[to])
 
     # Castling.
-    if from_mask & kings and signed(board.castling_rights) & to_mask & ours & _BACKRANKS:
-        _castling_moves(board, boards, from_mask, to_mask, moves)
+    if from_mask & kings and boards.castling & to_mask & ours & _BACKRANKS:
+        _castling_moves(boards, from_mask, to_mask, moves)
 
     own_pawns = pawns & ours & from_mask
     if not own_pawns:
@@ -272,12 +275,11 @@ def legal_moves_not_in_check(  # noqa: PLR0917 - called twice per node: position
     # En passant.
     ep = boards.ep_square
     if ep > 0 and SQUARE[ep] & to_mask and not SQUARE[ep] & occupied:
-        _en_passant(board, king, pinned, from_mask, to_mask, moves)
+        _en_passant(boards, king, pinned, from_mask, moves)
     return moves
 
 
 def legal_evasions(  # noqa: PLR0917 - called per node in check: positional is cheapest
-    board: chess.Board,
     boards: Bitboards,
     king: i64,
     pinned: i64,
@@ -319,14 +321,16 @@ def legal_evasions(  # noqa: PLR0917 - called per node in check: positional is c
     between: i64 = BETWEEN[king * 64 + checker]
     target = between | checkers
     moves.extend(
-        legal_moves_not_in_check(
-            board, boards, king, pinned, ~boards.kings & from_mask, target & to_mask
-        )
+        legal_moves_not_in_check(boards, king, pinned, ~boards.kings & from_mask, target & to_mask)
     )
     # En passant capture of the checking pawn (which is not on the ep square itself).
     ep = boards.ep_square
-    if ep > 0 and not SQUARE[ep] & target and ep + (-8 if turn else 8) == checker:
-        _en_passant(board, king, pinned, from_mask, to_mask, moves)
+    if (
+        ep > 0
+        and SQUARE[ep] & to_mask & ~target & ~boards.occupied
+        and ep + (-8 if turn else 8) == checker
+    ):
+        _en_passant(boards, king, pinned, from_mask, moves)
     return moves
 
 
@@ -361,24 +365,26 @@ def _path_attacked(boards: Bitboards, path: i64, occupied: i64) -> bool:
 
 
 def _castling_moves(
-    board: chess.Board, boards: Bitboards, from_mask: i64, to_mask: i64, moves: list[chess.Move]
+    boards: Bitboards, from_mask: i64, to_mask: i64, moves: list[chess.Move]
 ) -> None:
     """Append ``board.generate_castling_moves(from_mask, to_mask)``, as shared moves.
 
     The same tests in the same order (the rook farthest up the board first), and the same
     notation: king to its target square in standard chess, king takes rook in Chess960.
+    The record's castling rights are python-chess's ``clean_castling_rights()``; a king is
+    never a promoted piece in chess, so python-chess's test of that is left out.
     """
     turn = boards.turn
     backrank = _RANK_1 if turn else _RANK_8
     own_kings = (boards.white if turn else boards.black) & boards.kings
-    king = own_kings & ~signed(board.promoted) & backrank & from_mask
+    king = own_kings & backrank & from_mask
     if not king:
         return
     king_square = lsb(king)
     king = SQUARE[king_square]
     occupied = boards.occupied
-    chess960 = board.chess960
-    candidates = signed(board.clean_castling_rights()) & backrank & to_mask
+    chess960 = boards.chess960
+    candidates = boards.castling & backrank & to_mask
     base = king_square & 56
     while candidates:
         candidate = msb(candidates)
@@ -404,21 +410,38 @@ def _castling_moves(
             moves.append(MOVES[king_square][candidate])
 
 
-def _en_passant(  # noqa: PLR0917 - the generators' own arguments, passed on
-    board: chess.Board,
-    king: i64,
-    pinned: i64,
-    from_mask: i64,
-    to_mask: i64,
-    moves: list[chess.Move],
+def _en_passant(
+    boards: Bitboards, king: i64, pinned: i64, from_mask: i64, moves: list[chess.Move]
 ) -> None:
-    """Append the legal en passant captures, as shared moves.
-
-    python-chess generates the candidates and tests each with its own pin and skewer test
-    (a capture can uncover a rank attack through two pawns at once); the move appended is
-    the shared object equal to python-chess's."""
-    is_safe = board._is_safe
-    unsigned_pinned = unsigned(pinned)
-    for move in board.generate_pseudo_legal_ep(unsigned(from_mask), unsigned(to_mask)):
-        if is_safe(int(king), unsigned_pinned, move):
-            moves.append(MOVES[move.from_square][move.to_square])
+    """Append the legal en passant captures, as shared moves, in python-chess's order
+    (``generate_pseudo_legal_ep`` filtered by ``_is_safe``): the capturer's pin, then the
+    rank (or diagonal) attack on the king that the capturer and the captured pawn uncover
+    together when they leave the rank at once.  The caller checked that the en passant
+    square is set, asked for and empty."""
+    turn = boards.turn
+    ep = boards.ep_square
+    ep_bb: i64 = SQUARE[ep]
+    ours = boards.white if turn else boards.black
+    # Where a pawn of ours capturing onto ``ep`` stands: where an enemy pawn on ``ep`` would
+    # attack.
+    origins: i64 = BLACK_PAWN_ATTACKS[ep] if turn else WHITE_PAWN_ATTACKS[ep]
+    capturers = boards.pawns & ours & from_mask & origins & (_RANK_5 if turn else _RANK_4)
+    if not capturers:
+        return
+    theirs = boards.black if turn else boards.white
+    victim: i64 = SQUARE[ep - 8 if turn else ep + 8]
+    straight = theirs & (boards.rooks | boards.queens)
+    diagonal = theirs & (boards.bishops | boards.queens)
+    rank: i64 = _RANKS[king >> 3]
+    while capturers:
+        frm = msb(capturers)
+        bit: i64 = SQUARE[frm]
+        capturers ^= bit
+        if bit & pinned and not LINE[frm * 64 + king] & ep_bb:
+            continue
+        occupancy = boards.occupied & ~victim & ~bit | ep_bb
+        if rook_attacks(king, occupancy) & rank & straight:
+            continue
+        if bishop_attacks(king, occupancy) & diagonal:
+            continue
+        moves.append(MOVES[frm][ep])

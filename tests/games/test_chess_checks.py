@@ -34,7 +34,7 @@ def test_agrees_with_playing_the_move() -> None:
     for board in _boards():
         for move in board.legal_moves:
             expected = board.gives_check(move)
-            assert gives_check(board, Bitboards(board), move) == expected, (board.fen(), move.uci())
+            assert gives_check(Bitboards(board), move) == expected, (board.fen(), move.uci())
             checks += expected
             total += 1
     assert total > 10_000

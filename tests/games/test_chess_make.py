@@ -1,8 +1,11 @@
-"""The adapter's own ``push`` leaves exactly the board python-chess's ``push`` would.
+"""The adapter's own moves leave exactly what python-chess's ``push`` would.
 
-``games.chess_game.make.push_plain`` writes the board's fields directly; everything python-chess
-reads later (FEN, the move and undo stacks, castling rights, the promoted-pieces mask) must be
-what ``Board.push`` would have written, for every legal move, and ``pop`` must undo it.
+The search plays on native records, one per ply, each made from its parent by the move: after
+every legal move the record must hold what python-chess's board after ``Board.push`` holds.
+python-chess's board catches up on demand through ``games.chess_game.make.push_plain``, which
+writes the board's fields directly; everything python-chess reads later (FEN, the move and
+undo stacks, castling rights, the promoted-pieces mask) must be what ``Board.push`` would have
+written, for every legal move, and ``pop`` must undo it.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import random
 import chess
 
 from games.chess_game.adapter import ChessGame
+from games.chess_game.bitboard64 import Bitboards, signed
+from games.chess_game.zobrist import zobrist_key
 from tests.support.paths import DATA
 
 CHESS_DATA = DATA / "chess"
@@ -79,12 +84,13 @@ def test_every_legal_move_leaves_python_chess_s_board() -> None:
     kinds: set[str] = set()
     for board in _positions():
         game = ChessGame(board)
-        inner = game._board
+        inner = game._synced()
         before = _fields(inner)
         for move in game.legal_moves():
             expected = inner.copy()
             expected.push(move)
             game.push(move)
+            assert game._synced() is inner
             assert _fields(inner) == _fields(expected), (board.fen(), move.uci())
             assert inner.fen() == expected.fen()
             game.pop()
@@ -111,8 +117,8 @@ def test_first_move_cleans_castling_rights_as_python_chess_does() -> None:
     game.push(chess.Move.from_uci("e1d1"))
     expected = board.copy()
     expected.push(chess.Move.from_uci("e1d1"))
-    assert _fields(game._board) == _fields(expected)
-    assert game._board.castling_rights == 0
+    assert _fields(game._synced()) == _fields(expected)
+    assert game._synced().castling_rights == 0
 
 
 def test_null_move_leaves_python_chess_s_board() -> None:
@@ -124,11 +130,12 @@ def test_null_move_leaves_python_chess_s_board() -> None:
         "rn2k2r/8/8/8/8/8/8/R3K2R b KQkq - 5 20",
     ):
         game = ChessGame(chess.Board(fen))
-        inner = game._board
+        inner = game._synced()
         before = _fields(inner)
         expected = inner.copy()
         expected.push(chess.Move.null())
         game.push_null()
+        assert game._synced() is inner
         assert _fields(inner) == _fields(expected), fen
         assert inner.fen() == expected.fen()
         game.pop()
@@ -142,9 +149,113 @@ def test_python_chess_reads_the_adapter_s_undo_records() -> None:
     game = ChessGame(chess.Board())
     for uci in ("g1f3", "g8f6", "f3g1", "f6g8", "g1f3"):
         game.push(game.parse_move(uci))
-    inner = game._board
+    inner = game._synced()
     assert inner.root().fen() == chess.STARTING_FEN
     assert inner.copy().fen() == inner.fen()
     assert inner.is_repetition(2)
     assert inner.pop() == chess.Move.from_uci("g1f3")
     assert inner.fen() == "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 4 3"
+
+
+def _record(game: ChessGame) -> tuple[object, ...]:
+    node = game._node()
+    return (
+        node.turn,
+        node.white,
+        node.black,
+        node.occupied,
+        node.pawns,
+        node.knights,
+        node.bishops,
+        node.rooks,
+        node.queens,
+        node.kings,
+        node.castling,
+        node.ep_square,
+        node.halfmove,
+        node.chess960,
+        node.king,
+        node.checkers,
+        node.key,
+    )
+
+
+def _expected_record(board: chess.Board, chess960: bool) -> tuple[object, ...]:
+    """What the record of ``board`` holds, read from python-chess's own board."""
+    node = Bitboards(board)
+    king = board.king(board.turn)
+    assert king is not None
+    return (
+        node.turn,
+        node.white,
+        node.black,
+        node.occupied,
+        node.pawns,
+        node.knights,
+        node.bishops,
+        node.rooks,
+        node.queens,
+        node.kings,
+        signed(board.clean_castling_rights()),
+        -1 if board.ep_square is None else board.ep_square,
+        board.halfmove_clock,
+        chess960,
+        king,
+        signed(board.checkers_mask()),
+        zobrist_key(board),
+    )
+
+
+def test_every_legal_move_makes_the_record_python_chess_s_board_has() -> None:
+    # The search plays on the native records alone: after every legal move (and a null
+    # move) of every position, the new record must equal one read from python-chess's board
+    # after the same move, and the parent's record must be intact after the pop.
+    for board in _positions():
+        game = ChessGame(board)
+        before = _record(game)
+        assert before == _expected_record(board, board.chess960)
+        for move in game.legal_moves():
+            game.push(move)
+            expected = board.copy()
+            expected.push(move)
+            assert _record(game) == _expected_record(expected, board.chess960), (
+                board.fen(),
+                move.uci(),
+            )
+            game.pop()
+            assert _record(game) == before
+        if not board.is_check():
+            game.push_null()
+            expected = board.copy()
+            expected.push(chess.Move.null())
+            assert _record(game) == _expected_record(expected, board.chess960), board.fen()
+            game.pop()
+
+
+def test_python_chess_catches_up_at_any_depth_and_pops_back() -> None:
+    # python-chess's board follows the search lazily: lines of moves and null moves played
+    # on the records, the board brought up to date at random plies, popped back part way,
+    # played on again.  At every step the FEN and the key are those of a board that played
+    # the same moves itself.
+    rng = random.Random(11)
+    for board in _positions()[:60]:
+        game = ChessGame(board)
+        reference = board.copy()
+        for _ in range(40):
+            if reference.move_stack and rng.random() < 0.4:
+                game.pop()
+                reference.pop()
+            else:
+                moves = game.legal_moves()
+                if not reference.is_check() and rng.random() < 0.1:
+                    game.push_null()
+                    reference.push(chess.Move.null())
+                elif moves:
+                    move = rng.choice(moves)
+                    game.push(move)
+                    reference.push(move)
+            if rng.random() < 0.3:
+                assert game.fen() == reference.fen()
+                assert game._synced().move_stack == reference.move_stack
+            assert game.key() == _expected_record(reference, board.chess960)[-1]
+        assert game.fen() == reference.fen()

@@ -106,7 +106,7 @@ def test_pinned_pieces_move_only_along_the_pin() -> None:
     king = board.king(chess.WHITE)
     assert king is not None
     moves = legal_moves_not_in_check(
-        board, Bitboards(board), king, signed(board._slider_blockers(king)), -1, -1
+        Bitboards(board), king, signed(board._slider_blockers(king)), -1, -1
     )
     assert moves == list(board.generate_legal_moves())
     assert not [m for m in moves if m.from_square == chess.E4]
