@@ -43,6 +43,7 @@ from games.chess_game.bitboard64 import (
     msb,
     popcount,
     signed,
+    signed_table,
     unsigned,
 )
 from games.chess_game.checks import CheckSquares, check_squares, quick_gives_check
@@ -83,9 +84,11 @@ DEFAULT_WEIGHTS_PATH: Final = Path(__file__).resolve().parent.parent / "data" / 
 
 _RANK_2: Final = signed(chess.BB_RANK_2)
 _RANK_7: Final = signed(chess.BB_RANK_7)
-_BESIDE: Final = tuple(
-    int(signed(((bb << 1) & ~chess.BB_FILE_A | (bb >> 1) & ~chess.BB_FILE_H) & chess.BB_ALL))
-    for bb in chess.BB_SQUARES
+_BESIDE: Final = signed_table(
+    [
+        ((bb << 1) & ~chess.BB_FILE_A | (bb >> 1) & ~chess.BB_FILE_H) & chess.BB_ALL
+        for bb in chess.BB_SQUARES
+    ]
 )
 """The squares left and right of a square on the same rank (as native words)."""
 _PAWN: Final = chess.PAWN
