@@ -41,7 +41,8 @@ STAGE_LOSING = 4
 
 History = Counter[Hashable]
 """History scores by move (or by the move's code, see ``history_key``): a ``Counter`` so
-unknown moves score 0 without being inserted."""
+unknown moves score 0 without being inserted.  The hot paths read it with ``get(key, 0)``:
+a miss through ``Counter.__getitem__`` runs its ``__missing__``, a Python-level call."""
 
 
 def staged_moves(
@@ -90,10 +91,11 @@ def staged_moves(
     if counter is not None and take(quiets, counter, interned):
         yield counter, STAGE_KILLER
     if len(quiets) > 1:
+        score = history.get
         if history_key is None:
-            quiets.sort(key=history.__getitem__, reverse=True)
+            quiets.sort(key=lambda move: score(move, 0), reverse=True)
         else:
-            quiets.sort(key=lambda move: history[history_key(move)], reverse=True)
+            quiets.sort(key=lambda move: score(history_key(move), 0), reverse=True)
     for move in quiets:
         yield move, STAGE_QUIET
     for move in losing:

@@ -882,12 +882,12 @@ class Searcher:
                                     counters_here[previous] = move
                                 bonus = depth * depth if depth < 64 else 4096
                                 code = hist_key(move)
-                                h = hist[code]
+                                h = hist.get(code, 0)
                                 hist[code] = h + bonus - h * bonus // _HIST_MAX
                                 if tried is not None:
                                     for q in tried:
                                         code = hist_key(q)
-                                        h = hist[code]
+                                        h = hist.get(code, 0)
                                         hist[code] = h - bonus - h * bonus // _HIST_MAX
                             break
                         alpha = s
