@@ -43,7 +43,6 @@ from games.chess_game.bitboard64 import (
     msb,
     popcount,
     signed,
-    signed_table,
     unsigned,
 )
 from games.chess_game.checks import CheckSquares, check_squares, quick_gives_check
@@ -59,11 +58,11 @@ from games.chess_game.movegen import (
 from games.chess_game.see import SEE_VALUES, see_ge
 from games.chess_game.tablebase import SyzygySettings, probe_wdl, root_moves
 from games.chess_game.zobrist import (
-    EP_KEYS,
     PIECE_KEYS,
     TURN_KEY,
     castling_key,
     ep_key,
+    ep_key_after_double_step,
     zobrist_key,
 )
 
@@ -84,13 +83,6 @@ DEFAULT_WEIGHTS_PATH: Final = Path(__file__).resolve().parent.parent / "data" / 
 
 _RANK_2: Final = signed(chess.BB_RANK_2)
 _RANK_7: Final = signed(chess.BB_RANK_7)
-_BESIDE: Final = signed_table(
-    [
-        ((bb << 1) & ~chess.BB_FILE_A | (bb >> 1) & ~chess.BB_FILE_H) & chess.BB_ALL
-        for bb in chess.BB_SQUARES
-    ]
-)
-"""The squares left and right of a square on the same rank (as native words)."""
 _PAWN: Final = chess.PAWN
 _ROOK: Final = chess.ROOK
 _KING: Final = chess.KING
@@ -502,10 +494,10 @@ class ChessGame:
             key ^= self._castle_z ^ castle_z
         ep_z = 0
         if child.ep_square >= 0:
-            beside: i64 = _BESIDE[to]
-            if child.pawns & (child.white if child.turn else child.black) & beside:
-                ep_z = EP_KEYS[to & 7]
-                key ^= ep_z
+            ep_z = ep_key_after_double_step(
+                child.pawns & (child.white if child.turn else child.black), to
+            )
+            key ^= ep_z
         self._undo.append((self._key, self._ep_z, self._castle_z, self._psq, self._window))
         self._moves.append(move)
         child.key = key

@@ -110,6 +110,11 @@ def signed_table(boards: tuple[int, ...] | list[int]) -> vec[i64]:
     return vec[i64]([signed(bb) for bb in boards])
 
 
+_RANK_1: Final = signed(chess.BB_RANK_1)
+_RANK_8: Final = signed(chess.BB_RANK_8)
+_DOUBLE_STEP: Final = 16
+"""How far a pawn's first move of two squares goes, in square numbers."""
+
 SQUARE: Final = signed_table(chess.BB_SQUARES)
 """``SQUARE[sq]``: the board with only ``sq`` (h8 is the sign bit)."""
 KNIGHT_ATTACKS: Final = signed_table(chess.BB_KNIGHT_ATTACKS)
@@ -124,9 +129,6 @@ ROOK_RAYS: Final = signed_table(
     [chess.BB_RANK_ATTACKS[sq][0] | chess.BB_FILE_ATTACKS[sq][0] for sq in chess.SQUARES]
 )
 """``[sq]``: the rank and file through ``sq`` on an empty board, ``sq`` left out."""
-_RANK_1: Final = signed(chess.BB_RANK_1)
-_DOUBLE_STEP: Final = 16
-_RANK_8: Final = signed(chess.BB_RANK_8)
 BISHOP_RAYS: Final = signed_table([chess.BB_DIAG_ATTACKS[sq][0] for sq in chess.SQUARES])
 """``[sq]``: the diagonals through ``sq`` on an empty board, ``sq`` left out."""
 BETWEEN: Final = signed_table([chess.between(a, b) for a in chess.SQUARES for b in chess.SQUARES])

@@ -26,6 +26,9 @@ from typing import Final
 
 import chess
 from chess.polyglot import POLYGLOT_RANDOM_ARRAY
+from mypy_extensions import i64
+
+from games.chess_game.bitboard64 import signed, signed_table
 
 __all__ = [
     "CASTLING_KEYS",
@@ -34,7 +37,7 @@ __all__ = [
     "TURN_KEY",
     "castling_key",
     "ep_key",
-    "ep_key_after_double_push",
+    "ep_key_after_double_step",
     "zobrist_key",
 ]
 
@@ -93,10 +96,10 @@ TURN_KEY: Final[int] = POLYGLOT_RANDOM_ARRAY[780]
 _NOT_FILE_A: Final = chess.BB_ALL & ~chess.BB_FILE_A
 _NOT_FILE_H: Final = chess.BB_ALL & ~chess.BB_FILE_H
 
-_BESIDE: Final = tuple(
-    ((bb << 1) & _NOT_FILE_A) | ((bb >> 1) & _NOT_FILE_H) for bb in chess.BB_SQUARES
+_BESIDE: Final = signed_table(
+    [((bb << 1) & _NOT_FILE_A) | ((bb >> 1) & _NOT_FILE_H) for bb in chess.BB_SQUARES]
 )
-"""The squares left and right of a square on the same rank."""
+"""The squares left and right of a square on the same rank (as native words)."""
 
 
 def castling_key(rights: chess.Bitboard) -> int:
@@ -109,10 +112,10 @@ def castling_key(rights: chess.Bitboard) -> int:
     return key
 
 
-def ep_key_after_double_push(board: chess.Board, pawn_square: chess.Square) -> int:
-    """Key contribution of the en passant file after a double step to ``pawn_square``, with
-    ``board`` already showing the opponent (the potential capturer) to move."""
-    if board.pawns & board.occupied_co[board.turn] & _BESIDE[pawn_square]:
+def ep_key_after_double_step(capturers: i64, pawn_square: i64) -> int:
+    """Key contribution of the en passant file after a double step to ``pawn_square``, where
+    ``capturers`` are the pawns of the side to move next (as a native word)."""
+    if capturers & _BESIDE[pawn_square]:
         return EP_KEYS[pawn_square & 7]
     return 0
 
@@ -123,7 +126,9 @@ def ep_key(board: chess.Board) -> int:
     if ep is None:
         return 0
     pawn_square = ep - 8 if board.turn == chess.WHITE else ep + 8
-    return ep_key_after_double_push(board, pawn_square)
+    return ep_key_after_double_step(
+        signed(board.pawns & board.occupied_co[board.turn]), pawn_square
+    )
 
 
 def zobrist_key(board: chess.Board) -> int:
