@@ -307,9 +307,7 @@ class Bitboards:
         self.kings = signed(board.kings)
         self.pinned_known = False
 
-    def play(  # noqa: PLR0912, PLR0915 - one branch per piece type, inline on the hot path
-        self, parent: Bitboards, move: chess.Move, piece: i64, captured: i64
-    ) -> None:
+    def play(self, parent: Bitboards, move: chess.Move, piece: i64, captured: i64) -> None:
         """Become the position after ``move`` (legal, not castling) in ``parent``: ``piece``
         is the moving piece's type, ``captured`` the type on the target square (0 for none and
         for en passant, which is recognised here).  The adapter's key, king and checkers are
@@ -319,148 +317,88 @@ class Bitboards:
         us = parent.turn
         from_bb: i64 = SQUARE[frm]
         to_bb: i64 = SQUARE[to]
-        move_bb = from_bb | to_bb
-        ours = (parent.white if us else parent.black) ^ move_bb
-        theirs = parent.black if us else parent.white
-        pawns = parent.pawns
-        knights = parent.knights
-        bishops = parent.bishops
-        rooks = parent.rooks
-        queens = parent.queens
-        kings = parent.kings
-        occupied = parent.occupied ^ from_bb | to_bb
-        halfmove = parent.halfmove + 1
-        ep: i64 = -1
+        self._inherit(parent)
+        self.halfmove = parent.halfmove + 1
+        self.ep_square = -1
         if captured:
-            halfmove = 0
-            theirs ^= to_bb
-            if captured == PAWN:
-                pawns ^= to_bb
-            elif captured == KNIGHT:
-                knights ^= to_bb
-            elif captured == BISHOP:
-                bishops ^= to_bb
-            elif captured == ROOK:
-                rooks ^= to_bb
-            else:
-                queens ^= to_bb
+            self.halfmove = 0
+            self._flip(captured, to_bb, not us)
+        landing = piece
         if piece == PAWN:
-            halfmove = 0
+            self.halfmove = 0
             if to - frm == _DOUBLE_STEP or frm - to == _DOUBLE_STEP:
-                ep = (frm + to) >> 1
+                self.ep_square = (frm + to) >> 1
             elif to == parent.ep_square:
-                victim: i64 = SQUARE[to - 8 if us else to + 8]
-                pawns ^= victim
-                theirs ^= victim
-                occupied ^= victim
+                self._flip(PAWN, SQUARE[to - 8 if us else to + 8], not us)
             promotion: i64 = move.promotion or 0
             if promotion:
-                pawns ^= from_bb
-                if promotion == QUEEN:
-                    queens ^= to_bb
-                elif promotion == KNIGHT:
-                    knights ^= to_bb
-                elif promotion == ROOK:
-                    rooks ^= to_bb
-                else:
-                    bishops ^= to_bb
-            else:
-                pawns ^= move_bb
-        elif piece == KNIGHT:
-            knights ^= move_bb
-        elif piece == BISHOP:
-            bishops ^= move_bb
-        elif piece == ROOK:
-            rooks ^= move_bb
-        elif piece == QUEEN:
-            queens ^= move_bb
-        else:
-            kings ^= move_bb
+                landing = promotion
+        self._flip(piece, from_bb, us)
+        self._flip(landing, to_bb, us)
         castling = parent.castling
         if castling:
-            castling &= ~move_bb
+            castling &= ~(from_bb | to_bb)
             if piece == KING:
                 castling &= ~(_RANK_1 if us else _RANK_8)
-        self._become(parent, not us, ours, theirs, occupied, pawns, knights, bishops, rooks)
-        self.queens = queens
-        self.kings = kings
         self.castling = castling
-        self.halfmove = halfmove
-        self.ep_square = ep
 
     def castle(self, parent: Bitboards, king_from: i64, rook_from: i64) -> None:
         """Become the position after castling in ``parent`` with the rook on ``rook_from``
         (standard or Chess960: the king ends on the c- or g-file, the rook beside it)."""
         us = parent.turn
         king_to, rook_to = castling_targets(king_from, rook_from)
-        # Removed first, then placed: in Chess960 the king may land where the rook stood.
-        ours = parent.white if us else parent.black
-        ours = ours & ~SQUARE[king_from] & ~SQUARE[rook_from] | SQUARE[king_to] | SQUARE[rook_to]
-        theirs = parent.black if us else parent.white
-        rooks = parent.rooks & ~SQUARE[rook_from] | SQUARE[rook_to]
-        kings = parent.kings & ~SQUARE[king_from] | SQUARE[king_to]
-        occupied = ours | theirs
-        self._become(
-            parent,
-            not us,
-            ours,
-            theirs,
-            occupied,
-            parent.pawns,
-            parent.knights,
-            parent.bishops,
-            rooks,
-        )
-        self.queens = parent.queens
-        self.kings = kings
+        self._inherit(parent)
+        # Both off, then both on: in Chess960 the king may land where the rook stood.
+        self._flip(KING, SQUARE[king_from], us)
+        self._flip(ROOK, SQUARE[rook_from], us)
+        self._flip(KING, SQUARE[king_to], us)
+        self._flip(ROOK, SQUARE[rook_to], us)
         self.castling = parent.castling & ~(_RANK_1 if us else _RANK_8)
         self.halfmove = parent.halfmove + 1
         self.ep_square = -1
 
     def pass_turn(self, parent: Bitboards) -> None:
         """Become ``parent`` with the other side to move (a null move): no en passant."""
-        us = parent.turn
-        self._become(
-            parent,
-            not us,
-            parent.white if us else parent.black,
-            parent.black if us else parent.white,
-            parent.occupied,
-            parent.pawns,
-            parent.knights,
-            parent.bishops,
-            parent.rooks,
-        )
-        self.queens = parent.queens
-        self.kings = parent.kings
+        self._inherit(parent)
         self.castling = parent.castling
         self.halfmove = parent.halfmove + 1
         self.ep_square = -1
 
-    def _become(  # noqa: PLR0913, PLR0917 - the fields every kind of move sets
-        self,
-        parent: Bitboards,
-        turn: bool,
-        mover: i64,
-        other: i64,
-        occupied: i64,
-        pawns: i64,
-        knights: i64,
-        bishops: i64,
-        rooks: i64,
-    ) -> None:
-        """Set what every child position sets: ``mover`` are the pieces of the side that just
-        moved, ``other`` those of the side to move now."""
-        self.turn = turn
-        self.white = other if turn else mover
-        self.black = mover if turn else other
-        self.occupied = occupied
-        self.pawns = pawns
-        self.knights = knights
-        self.bishops = bishops
-        self.rooks = rooks
+    def _inherit(self, parent: Bitboards) -> None:
+        """Take ``parent``'s pieces, with the other side to move: the start of every child."""
+        self.turn = not parent.turn
+        self.white = parent.white
+        self.black = parent.black
+        self.occupied = parent.occupied
+        self.pawns = parent.pawns
+        self.knights = parent.knights
+        self.bishops = parent.bishops
+        self.rooks = parent.rooks
+        self.queens = parent.queens
+        self.kings = parent.kings
         self.chess960 = parent.chess960
         self.pinned_known = False
+
+    def _flip(self, piece: i64, squares: i64, white: bool) -> None:
+        """Put a ``piece`` of ``white``'s side on ``squares``, or take it off: the piece's set,
+        the side's set and the occupancy all toggle."""
+        if piece == PAWN:
+            self.pawns ^= squares
+        elif piece == KNIGHT:
+            self.knights ^= squares
+        elif piece == BISHOP:
+            self.bishops ^= squares
+        elif piece == ROOK:
+            self.rooks ^= squares
+        elif piece == QUEEN:
+            self.queens ^= squares
+        else:
+            self.kings ^= squares
+        if white:
+            self.white ^= squares
+        else:
+            self.black ^= squares
+        self.occupied ^= squares
 
     def lone_blockers(self, square: i64, color: bool) -> i64:
         """The pieces, of either colour, that stand alone between ``square`` and a slider of
