@@ -39,6 +39,7 @@ from games.chess_game import evaluation
 from games.chess_game.bitboard64 import (
     SQUARE,
     Bitboards,
+    castling_rook,
     castling_targets,
     msb,
     popcount,
@@ -341,7 +342,7 @@ class ChessGame:
                 to_bb: i64 = SQUARE[move.to_square]
                 piece = node.piece_type_on(from_bb)
                 ours = node.white if node.turn else node.black
-                if piece == _KING and (ours & to_bb or _is_king_step_of_two(move)):
+                if piece == _KING and castling_rook(ours, move.from_square, move.to_square) >= 0:
                     board.push(move)
                 else:
                     push_plain(board, move, piece, node.piece_type_on(to_bb & ~ours))
@@ -461,10 +462,9 @@ class ChessGame:
         key = self._key ^ TURN_KEY ^ self._ep_z
         psq = self._psq
         reversible = piece_type != _PAWN
-        own_target = ours & to_bb
-        if piece_type == _KING and (own_target or _is_king_step_of_two(move)):
+        rook_from = castling_rook(ours, frm, to) if piece_type == _KING else -1
+        if rook_from >= 0:
             # Castling, as king-takes-rook (Chess960) or king-two-squares (standard).
-            rook_from = to if own_target else (frm | 7 if to > frm else frm & 56)
             king_to, rook_to = castling_targets(frm, rook_from)
             king_keys = keys[_KING]
             rook_keys = keys[_ROOK]
@@ -780,11 +780,6 @@ class ChessGame:
 
     def __repr__(self) -> str:
         return f"ChessGame({self.fen()!r}, chess960={self.chess960})"
-
-
-def _is_king_step_of_two(move: chess.Move) -> bool:
-    """A king move two files sideways: standard castling (the caller knows a king moves)."""
-    return move.to_square - move.from_square in (2, -2)
 
 
 def from_fen(

@@ -49,6 +49,7 @@ __all__ = [
     "WHITE_PAWN_ATTACKS",
     "Bitboards",
     "bishop_attacks",
+    "castling_rook",
     "castling_targets",
     "lsb",
     "msb",
@@ -79,6 +80,23 @@ KING: Final = 6
 """python-chess's piece types as literals, which compiled code inlines (a name imported
 from ``chess`` is a dictionary lookup at every use)."""
 assert tuple(chess.PIECE_TYPES) == (PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING)
+
+
+_CASTLING_STEP: Final = 2
+"""How far the king moves when castling, in standard notation."""
+
+
+def castling_rook(own: i64, king_from: i64, to: i64) -> i64:
+    """The rook square of a king move from ``king_from`` to ``to`` that castles, else -1:
+    king takes own rook (Chess960 notation) or two files sideways (standard notation, the
+    rook in that corner); ``own`` are the mover's pieces."""
+    if own & SQUARE[to]:
+        return to
+    if to - king_from == _CASTLING_STEP:
+        return king_from | 7
+    if king_from - to == _CASTLING_STEP:
+        return king_from & 56
+    return -1
 
 
 def castling_targets(king_from: i64, rook_from: i64) -> tuple[i64, i64]:

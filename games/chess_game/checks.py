@@ -27,6 +27,7 @@ from games.chess_game.bitboard64 import (
     WHITE_PAWN_ATTACKS,
     Bitboards,
     bishop_attacks,
+    castling_rook,
     castling_targets,
     msb,
     rook_attacks,
@@ -49,8 +50,10 @@ def gives_check(boards: Bitboards, move: chess.Move) -> bool:
     if not king_bb:
         return False
     king = msb(king_bb)
-    if piece == KING and (mine & to_bb or to - frm == 2 or frm - to == 2):
-        return _castling_checks(boards, frm, to, mine, king)
+    if piece == KING:
+        rook_from = castling_rook(mine, frm, to)
+        if rook_from >= 0:
+            return _castling_checks(boards, frm, rook_from, mine, king)
     occupied = (boards.occupied & ~from_bb) | to_bb
     if piece == PAWN and to == boards.ep_square and not boards.occupied & to_bb:
         occupied &= ~SQUARE[to - 8 if us else to + 8]
@@ -83,11 +86,10 @@ def gives_check(boards: Bitboards, move: chess.Move) -> bool:
     return bool(rook_attacks(king, occupied) & straight & mine)
 
 
-def _castling_checks(boards: Bitboards, frm: i64, to: i64, mine: i64, king: i64) -> bool:
-    """Whether castling (king from ``frm`` to ``to``, or king takes rook in Chess960) checks
-    the enemy king on ``king``: only the rook, or a slider behind the king's old square, can;
-    the pieces are taken off before they are put back, as their squares may overlap."""
-    rook_from = to if mine & SQUARE[to] else (frm | 7 if to > frm else frm & 56)
+def _castling_checks(boards: Bitboards, frm: i64, rook_from: i64, mine: i64, king: i64) -> bool:
+    """Whether castling (king from ``frm``, rook from ``rook_from``) checks the enemy king on
+    ``king``: only the rook, or a slider behind the king's old square, can; the pieces are
+    taken off before they are put back, as their squares may overlap."""
     king_to, rook_to = castling_targets(frm, rook_from)
     rook_to_bb: i64 = SQUARE[rook_to]
     after = mine & ~SQUARE[frm] & ~SQUARE[rook_from] | SQUARE[king_to] | rook_to_bb
