@@ -22,7 +22,8 @@ from pathlib import Path
 import chess
 import chess.pgn
 
-_SCORE = re.compile(r"^\s*([+-]?)(M?)([0-9]+(?:\.[0-9]+)?)")
+_SCORE = re.compile(r"^\s*([+-])(M?)([0-9]+(?:\.[0-9]+)?)")
+"""A score always carries its sign (``+0.00``, ``-M3``); an unsigned number is a time."""
 _ORDER = (chess.KING, chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT, chess.PAWN)
 
 
