@@ -5,7 +5,8 @@ score (the shared :class:`~engine.driver.Driver`); principal variation search (a
 for the first move, null windows for the rest, re-searched when they fail high); a bounded
 transposition table with distance-adjusted mate scores; quiescence over the game's noisy moves
 with stand-pat (all evasions when in check); mate-distance pruning; check extension; internal
-iterative reduction; null-move pruning; late-move reductions; reverse futility, futility and
+iterative reduction; null-move pruning; ProbCut (a winning capture whose shallow search beats
+beta by a margin cuts the node); late-move reductions; reverse futility, futility and
 late-move (move-count) pruning near the horizon, sparing moves that give check, and judged
 by the transposition table's score where its bound says the static evaluation errs; killers and
 history feeding the staged move ordering of :mod:`engine.ordering`.  Games with captures may
@@ -88,6 +89,10 @@ _POLL_GAP_S = 0.005
 
 _RFP_DEPTH = 3
 _RFP_MARGIN = 120
+_PROBCUT_DEPTH = 5
+_PROBCUT_MARGIN = 150
+"""ProbCut: at a non-PV node of this depth or more, a capture whose shallow search (depth - 4)
+beats beta by this margin cuts the node."""
 _FUT_MARGINS = (0, 150, 300)
 _RAZOR_MARGINS = (0, 300, 500)
 _LMP_COUNTS = (0, 5, 8, 13)
@@ -214,6 +219,10 @@ class SearchConfig:
     razoring: bool = False
     """At depth 1-2 of a non-PV node whose evaluation lies 300/500 cp below alpha, return
     quiescence's value if it confirms the node fails low."""
+    probcut: bool = True
+    """ProbCut (Buro's, as Stockfish does it): where a winning capture's search four plies
+    shallower beats beta + 150 cp, the full-depth search would almost surely beat beta too
+    (SPRT in docs/strength.md)."""
     qsearch_tt_eval: bool = True
     """Quiescence stands pat on the transposition table's score where its bound lies beyond
     the static evaluation (as :attr:`tt_eval` does for the pruning of the main search): a
@@ -234,6 +243,7 @@ ABLATIONS: Final[dict[str, SearchConfig]] = {
     "pvs-no-checkext": SearchConfig(check_extension=False),
     "pvs-no-tteval": SearchConfig(tt_eval=False),
     "pvs-no-qstteval": SearchConfig(qsearch_tt_eval=False),
+    "pvs-no-probcut": SearchConfig(probcut=False),
     "pvs-countermove": SearchConfig(counter_moves=True),
     "pvs-improving": SearchConfig(improving=True),
     "pvs-fallingtime": SearchConfig(falling_eval_time=True),
@@ -456,6 +466,7 @@ class Searcher:
         use_lmr = cfg.lmr and not proof
         use_fut = cfg.futility and not proof
         use_razor = cfg.razoring
+        use_probcut = cfg.probcut and use_null and use_qs
         use_qs_tt_eval = cfg.qsearch_tt_eval
         # The optional capabilities, asked once per search (engine.game).
         exchange = game if isinstance(game, StaticExchange) else None
@@ -789,6 +800,43 @@ class Searcher:
                     if s >= beta:
                         events += 1
                         return beta if s >= MATE_BOUND else s
+                # ProbCut: a capture that wins enough at a shallow depth (first by quiescence,
+                # then by a search four plies shallower) cuts the node, unless the table
+                # already knows from a search nearly as deep that nothing reaches that far.
+                probcut_beta = beta + _PROBCUT_MARGIN
+                if (
+                    use_probcut
+                    and use_see
+                    and depth >= _PROBCUT_DEPTH
+                    and probcut_beta < MATE_BOUND
+                    and beta > -MATE_BOUND
+                    and not (
+                        entry is not None and tt_depth >= depth - 3 and tt_score < probcut_beta
+                    )
+                ):
+                    for move in noisy_moves():
+                        if not see_ge(move, probcut_beta - judged):
+                            continue
+                        push(move)
+                        line_moves[ply] = move
+                        check = in_check_fn()
+                        s = -qsearch(-probcut_beta, 1 - probcut_beta, ply + 1, check)
+                        if s >= probcut_beta:
+                            s = -negamax(
+                                depth - 4,
+                                -probcut_beta,
+                                1 - probcut_beta,
+                                ply + 1,
+                                False,
+                                True,
+                                check,
+                            )
+                        pop()
+                        if s >= probcut_beta:
+                            events += 1
+                            if s < MATE_BOUND:
+                                store(key, move, s, depth - 3, LOWER, ev)
+                            return s
             # Step N7. The moves, in staged order.
             alpha0 = alpha
             best = -INF

@@ -55,6 +55,7 @@ _SHORT = {
     "falling_eval_time": "fallingtime",
     "razoring": "razoring",
     "qsearch_tt_eval": "qstteval",
+    "probcut": "probcut",
 }
 
 

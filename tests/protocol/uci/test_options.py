@@ -63,6 +63,7 @@ def test_default_specs_declare_the_documented_options() -> None:
                 "pvs-no-checkext",
                 "pvs-no-tteval",
                 "pvs-no-qstteval",
+                "pvs-no-probcut",
                 "pvs-countermove",
                 "pvs-improving",
                 "pvs-fallingtime",
