@@ -466,12 +466,13 @@ class Searcher:
         use_lmr = cfg.lmr and not proof
         use_fut = cfg.futility and not proof
         use_razor = cfg.razoring
-        use_probcut = cfg.probcut and use_null and use_qs
         use_qs_tt_eval = cfg.qsearch_tt_eval
         # The optional capabilities, asked once per search (engine.game).
         exchange = game if isinstance(game, StaticExchange) else None
         interned = isinstance(game, InternedMoves) and game.moves_interned
         use_see = exchange is not None and cfg.exchange_pruning and not proof
+        # ProbCut tries captures by their exchange and confirms them by quiescence.
+        use_probcut = cfg.probcut and use_null and use_qs and use_see
         see_ge: Callable[[Any, int], bool] = _keeps_material
         max_gain: Callable[[], int] = _no_gain
         if exchange is not None and use_see:
@@ -803,17 +804,17 @@ class Searcher:
                 # ProbCut: a capture that wins enough at a shallow depth (first by quiescence,
                 # then by a search four plies shallower) cuts the node, unless the table
                 # already knows from a search nearly as deep that nothing reaches that far.
-                probcut_beta = beta + _PROBCUT_MARGIN
                 if (
                     use_probcut
-                    and use_see
                     and depth >= _PROBCUT_DEPTH
-                    and probcut_beta < MATE_BOUND
-                    and beta > -MATE_BOUND
+                    and -MATE_BOUND < beta < MATE_BOUND - _PROBCUT_MARGIN
                     and not (
-                        entry is not None and tt_depth >= depth - 3 and tt_score < probcut_beta
+                        entry is not None
+                        and tt_depth >= depth - 3
+                        and tt_score < beta + _PROBCUT_MARGIN
                     )
                 ):
+                    probcut_beta = beta + _PROBCUT_MARGIN
                     for move in noisy_moves():
                         if not see_ge(move, probcut_beta - judged):
                             continue
