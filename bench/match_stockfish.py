@@ -24,8 +24,11 @@ line per step and ends with ``uci_elo_at_50%=N +/- M tc=...`` (or says that the 
 point lies outside Stockfish's UCI_Elo range).  Openings are the shared noob book
 (EPD, each played with both colours) in a fixed shuffled order (``--seed``); positions that
 Syzygy tables in ``../shared/data/syzygy/regular`` cover (3-4 pieces) are adjudicated by
-them, which is exact.  Stockfish's ``UCI_Elo`` accepts 1350..2850 (15.1).  Everything else
-is ``brudno match``'s defaults (time margin 50 ms).  Pass ``--pgn FILE`` to keep the games.
+them, which is exact; ``--engine-tables`` also gives both engines those tables
+(``SyzygyPath``), so neither walks into a drawn 3-4 piece ending that its evaluation
+scores as won (a bishop of the wrong colour for the rook's pawn).  Stockfish's ``UCI_Elo``
+accepts 1350..2850 (15.1).  Everything else is ``brudno match``'s defaults (time margin
+50 ms).  Pass ``--pgn FILE`` to keep the games.
 """
 
 from __future__ import annotations
@@ -74,6 +77,10 @@ def run_match(args: argparse.Namespace, sf_elo: int) -> dict[str, Any]:
         ]  # fmt: skip
         if TABLES.is_dir():
             command += ["--tb", str(TABLES)]
+        if args.engine_tables:
+            if not TABLES.is_dir():
+                raise SystemExit(f"--engine-tables: no tables at {TABLES}")
+            command += ["--each-option", f"SyzygyPath={TABLES}"]
         if args.pgn:
             command += ["--pgn", args.pgn]
         print("$ " + shlex.join(["brudno", *command[3:]]), file=sys.stderr, flush=True)
@@ -186,6 +193,12 @@ def main() -> int:
     parser.add_argument("--brudno", default=f"{shlex.quote(sys.executable)} -m brudno")
     parser.add_argument("--brudno-option", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--pgn", help="append the games to this file")
+    parser.add_argument(
+        "--engine-tables",
+        action="store_true",
+        help="give both engines the 3-4 piece Syzygy tables (SyzygyPath), as a bot operator "
+        "would: the search then sees which simplifications win, not only the adjudicator",
+    )
     parser.add_argument("--find-elo", action="store_true", help="ladder toward 50%%")
     parser.add_argument("--steps", type=int, default=3, help="matches in the ladder")
     parser.add_argument(
