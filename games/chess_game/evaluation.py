@@ -73,9 +73,10 @@ bishop when that king stands ahead of every pawn, on the rook file or next to it
 bishop that cannot cover the queening square (the "wrong" bishop) when that king stands
 within one square of it (Stockfish classical's ``KPsK`` and ``KBPsK`` draw rules).  A linear
 evaluation counts such a side a bishop and a pawn or two up, so the search trades into these
-endings as if they were won; against Stockfish at ``UCI_Elo 2000``, 7 of 400 games ended in
-them after Brudno's own score of +3 or more.  Every feature is 0 there (``tempo`` too): the
-evaluation is an exact 0 on both routes.
+endings as if they were won; against Stockfish at ``UCI_Elo 2000``, 7 of 400 games ended
+drawn in rook-pawn endings after Brudno's own score of +3 or more, 5 of them through a
+position this rule judges.  Every feature is 0 there (``tempo`` too): the evaluation is an
+exact 0 on both routes.
 
 **Two routes, one number.**  :func:`features` builds the named dictionary the readable way
 (python-chess square sets and per-piece loops); it feeds ``explain()`` and tuning.
