@@ -464,13 +464,9 @@ def _rook_pawns_hold(pawns: i64, bishops: i64, king: i64, white: bool) -> bool:
     return king_bb & _ZONE64[queening] != 0
 
 
-def _known_draw(  # noqa: PLR0913, PLR0917 - hot path: plain words, no record
-    occ_w: i64, occ_b: i64, pawns: i64, bishops: i64, others: i64, kings: i64
-) -> bool:
-    """Whether one side holds the other's rook pawns with a bare king; ``others`` are the
-    knights, rooks and queens (none may be on the board)."""
-    if others != 0:
-        return False
+def _known_draw(occ_w: i64, occ_b: i64, pawns: i64, bishops: i64, kings: i64) -> bool:
+    """Whether one side holds the other's rook pawns with a bare king, on a board without
+    knights, rooks and queens (the caller checks that: it is the cheap test)."""
     if occ_b & ~kings == 0:
         return _rook_pawns_hold(pawns & occ_w, bishops & occ_w, msb(kings & occ_b), True)
     if occ_w & ~kings == 0:
@@ -480,12 +476,13 @@ def _known_draw(  # noqa: PLR0913, PLR0917 - hot path: plain words, no record
 
 def known_draw(board: chess.Board) -> bool:
     """:func:`_known_draw` of a python-chess board (the readable route)."""
+    if board.knights | board.rooks | board.queens:
+        return False
     return _known_draw(
         signed(board.occupied_co[chess.WHITE]),
         signed(board.occupied_co[chess.BLACK]),
         signed(board.pawns),
         signed(board.bishops),
-        signed(board.knights | board.rooks | board.queens),
         signed(board.kings),
     )
 
@@ -505,7 +502,7 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
     rooks = boards.rooks
     queens = boards.queens
     kings = boards.kings
-    if (knights | rooks | queens) == 0 and _known_draw(occ_w, occ_b, pawns, bishops, 0, kings):
+    if (knights | rooks | queens) == 0 and _known_draw(occ_w, occ_b, pawns, bishops, kings):
         return 0
     # Pawns never stand on a back rank, so both pawn sets are below 2**56: small ints.
     wp = pawns & occ_w
