@@ -173,6 +173,12 @@ class HelperPool:
         for helper in self._helpers:
             helper.idle = False
             self._send(helper, job)
+        if not all(h.alive for h in self._helpers):
+            # Killed after _revive looked but before the send reached it (the kernel tears a
+            # process down in its own time): replaced now, not a whole search later.
+            for helper in self._revive():
+                helper.idle = False
+                self._send(helper, job)
         return self._job
 
     def nodes(self, job: int) -> int:
@@ -192,18 +198,25 @@ class HelperPool:
                 found.append(helper.best)
         return found
 
-    def _revive(self) -> None:
-        """Replace dead helpers (not waited for: they join the search when they are ready)."""
+    def _revive(self) -> list[_Helper]:
+        """Replace dead helpers (not waited for: they join the search when they are ready);
+        returns the replacements."""
+        started = []
         for i, helper in enumerate(self._helpers):
             self._drain(helper)
             if helper.alive and not helper.process.is_alive():
                 self._died(helper, f"exit code {helper.process.exitcode}")
             if not helper.alive:
+                if helper.process.is_alive():  # its pipe broke, yet it runs: of no use now
+                    helper.process.kill()
+                    helper.process.join(EXIT_GRACE_S)
                 with contextlib.suppress(ValueError):
                     helper.process.join(0)
                     helper.process.close()
                 self._helpers[i] = self._start(i)
+                started.append(self._helpers[i])
                 self.restarts += 1
+        return started
 
     # -- between searches ----------------------------------------------------------------------
     def attach(self, table: SharedTable) -> None:

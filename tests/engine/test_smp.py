@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import time
 from collections.abc import Iterator
 
@@ -23,6 +24,7 @@ from engine.search import Searcher
 from engine.smp.helper import HELPER_NICENESS, SKIP_PHASE, SKIP_SIZE, helper_limits, skips
 from engine.smp.searcher import ParallelSearcher
 from games.registry import GAMES
+from tests.support.processes import alive, wait_until
 
 MIDDLEGAME = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 
@@ -40,15 +42,6 @@ def outcome(score: Reported | None) -> int:
     if isinstance(score, Mate):
         return 1 if score.moves > 0 else -1
     return (score.value > 0) - (score.value < 0)
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a live (not zombie) process."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(") ")[1][0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def test_helpers_start_once_and_are_kept_across_searches(searcher: ParallelSearcher) -> None:
@@ -115,11 +108,33 @@ def test_a_killed_helper_costs_only_itself(searcher: ParallelSearcher) -> None:
 
     result = searcher.search(game, Limits(movetime=800), on_info=kill_on_first_line)
     assert result.best is not None and game.parse_move(result.best) in game.legal_moves()
+    assert wait_until(lambda: not alive(victim))  # the kernel ends it when it next runs
     again = searcher.search(GAMES["chess"].new(MIDDLEGAME), Limits(depth=4))
     assert again.best is not None
     pool = searcher._pool
     assert pool is not None and pool.restarts == 1
     assert victim not in searcher.helper_pids and len(searcher.helper_pids) == 2
+
+
+def test_a_helper_whose_pipe_breaks_on_the_send_is_replaced_for_that_search(
+    searcher: ParallelSearcher,
+) -> None:
+    """A helper killed just before a search may still look alive when the search starts and only
+    fail the send (the kernel reaps in its own time): it is replaced then, not a search later.
+    Stopped, with our end of its pipe shut for writing, a helper is in exactly that state."""
+    pool = searcher._pool
+    assert pool is not None
+    victim = pool._helpers[0]
+    pid = victim.process.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    with socket.socket(fileno=os.dup(victim.conn.fileno())) as end:
+        end.shutdown(socket.SHUT_WR)
+    result = searcher.search(GAMES["chess"].new(MIDDLEGAME), Limits(depth=4))
+    assert result.best is not None
+    assert pool.restarts == 1
+    assert pid not in searcher.helper_pids and len(searcher.helper_pids) == 2
+    assert not alive(pid)  # the stopped one is killed, not left behind
 
 
 def test_closing_ends_every_helper() -> None:
