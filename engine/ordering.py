@@ -24,19 +24,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator
-from typing import Any
+from typing import Any, Final
 
 from engine.game import Game
 
 # The stages stay plain ints, not an IntEnum: the search compares the stage of every move it
 # tries, and CPython 3.11 specialises comparisons of exact ints only (an IntEnum member makes
 # ``STAGE_KILLER <= stage <= STAGE_QUIET`` several times slower).
-STAGE_TT = 0
+STAGE_TT: Final = 0
 """The transposition-table move (noisy or quiet: ask ``game.is_noisy`` if it matters)."""
-STAGE_NOISY = 1
-STAGE_KILLER = 2
-STAGE_QUIET = 3
-STAGE_LOSING = 4
+STAGE_NOISY: Final = 1
+STAGE_KILLER: Final = 2
+STAGE_QUIET: Final = 3
+STAGE_LOSING: Final = 4
 """Noisy moves that lose material by static exchange, after the quiet moves."""
 
 History = Counter[Hashable]

@@ -11,29 +11,30 @@ distance from the *node* instead: :func:`to_tt` on store, :func:`from_tt` on pro
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
-MATE = 30_000
+MATE: Final = 30_000
 """Score of a side that mates on the spot (never reached: a mate is at least one ply away)."""
 
-MAX_PLY = 512
+MAX_PLY: Final = 512
 """Deepest ply a search may reach; bounds mate distances."""
 
-MATE_BOUND = MATE - MAX_PLY
+MATE_BOUND: Final = MATE - MAX_PLY
 """Scores with ``abs(score) >= MATE_BOUND`` are mate scores."""
 
-TB_WIN = MATE_BOUND - MAX_PLY
+TB_WIN: Final = MATE_BOUND - MAX_PLY
 """Score of a position the tablebases call won, at the node where they say so (a win found
 ``ply`` plies from the root scores ``TB_WIN - ply``).  Below every mate score, so a mate the
 search proves is preferred to a tablebase win, and reported as centipawns (UCI has no word
 for "won, distance unknown")."""
 
-TB_BOUND = TB_WIN - MAX_PLY
+TB_BOUND: Final = TB_WIN - MAX_PLY
 """Scores with ``TB_BOUND <= abs(score) < MATE_BOUND`` are tablebase wins or losses."""
 
-INF = MATE + 1
+INF: Final = MATE + 1
 """Strictly greater than any real score; the open window is (-INF, INF)."""
 
-DRAW = 0
+DRAW: Final = 0
 
 
 def mate_in(ply: int) -> int:

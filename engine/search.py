@@ -76,58 +76,58 @@ from engine.ordering import (
 from engine.score import DRAW, INF, MATE, MATE_BOUND, MAX_PLY, TB_BOUND, TB_WIN
 from engine.tt import EXACT, EXHAUSTIVE, LOWER, UPPER, TranspositionTable
 
-MAX_DEPTH = 128
+MAX_DEPTH: Final = 128
 """Deepest iteration; an ``infinite`` search that gets here returns (the session waits)."""
 
-_PLY_CAP = MAX_PLY - 8
+_PLY_CAP: Final = MAX_PLY - 8
 """Nodes this deep evaluate statically (keeps recursion and mate scores in range)."""
 
-_POLL_MIN = 64
-_POLL_MAX = 1024
-_POLL_GAP_S = 0.005
+_POLL_MIN: Final = 64
+_POLL_MAX: Final = 1024
+_POLL_GAP_S: Final = 0.005
 """The poll interval adapts so that stop/deadline checks happen about every 5 ms."""
 
-_RFP_DEPTH = 3
-_RFP_MARGIN = 120
-_PROBCUT_DEPTH = 5
-_PROBCUT_MARGIN = 150
+_RFP_DEPTH: Final = 3
+_RFP_MARGIN: Final = 120
+_PROBCUT_DEPTH: Final = 5
+_PROBCUT_MARGIN: Final = 150
 """ProbCut: at a non-PV node of this depth or more, a capture whose shallow search (depth - 4)
 beats beta by this margin cuts the node."""
-_FUT_MARGINS = (0, 150, 300)
-_RAZOR_MARGINS = (0, 300, 500)
-_LMP_COUNTS = (0, 5, 8, 13)
+_FUT_MARGINS: Final = (0, 150, 300)
+_RAZOR_MARGINS: Final = (0, 300, 500)
+_LMP_COUNTS: Final = (0, 5, 8, 13)
 """Late-move pruning: at a non-PV node of depth d (index), quiet moves past this many tried
 moves are not searched at all (they are the history's worst guesses)."""
-_DELTA_MARGIN = 200
+_DELTA_MARGIN: Final = 200
 """Quiescence skips a capture unless its exchange could lift stand-pat to within this of alpha."""
-_SEE_CAPTURE_MARGIN = 100
+_SEE_CAPTURE_MARGIN: Final = 100
 """Where late-move pruning applies, a capture losing more than this per ply of depth is not
 searched either."""
-_NULL_MIN_DEPTH = 3
-_IIR_DEPTH = 4
-_LMR_MIN_DEPTH = 3
-_LMR_MIN_MOVES = 3
-_HIST_MAX = 16384
-_NULL_BASE_R = 3
-_NULL_EVAL_DIV = 200
+_NULL_MIN_DEPTH: Final = 3
+_IIR_DEPTH: Final = 4
+_LMR_MIN_DEPTH: Final = 3
+_LMR_MIN_MOVES: Final = 3
+_HIST_MAX: Final = 16384
+_NULL_BASE_R: Final = 3
+_NULL_EVAL_DIV: Final = 200
 """Null move reduces ``3 + depth // 3`` plies, one more per 200 cp the static evaluation
 stands above beta (at most two more): the further ahead, the less a pass needs proving."""
-_TB_DRAFT = 6
+_TB_DRAFT: Final = 6
 """A tablebase result is stored this much deeper than the node's depth: no search below it
 could know better."""
-_TB_ROOT_MIN_MS = 200
+_TB_ROOT_MIN_MS: Final = 200
 """A timed search ranks the root by the tables only with at least this hard budget: python-chess
 probes in pure Python, and ranking a root of many moves can take a tenth of a second."""
-_CURRMOVE_REPORT_S = 3.0
+_CURRMOVE_REPORT_S: Final = 3.0
 """Root moves are reported (``currmove``) once the search has run this long."""
 
-_LMR = tuple(
+_LMR: Final = tuple(
     tuple(0 if d < 1 or m < 1 else int(0.5 + math.log(d) * math.log(m) / 2.5) for m in range(64))
     for d in range(64)
 )
 """Late-move reduction by (depth, moves already searched), conservative."""
 
-_NO_PV: tuple[Any, ...] = ()
+_NO_PV: Final[tuple[Any, ...]] = ()
 
 
 def _table_knows_better(tt_score: int, tt_bound: int, ev: int) -> bool:

@@ -66,7 +66,7 @@ import sys
 from array import array
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 
 from engine.game import MoveCodec
 from engine.shm import SharedWords
@@ -74,43 +74,43 @@ from engine.shm import SharedWords
 # The bound flags stay plain ints, not an IntEnum: the node functions compare them on every
 # probe, and CPython 3.11 specialises comparisons of exact ints only (an IntEnum member makes
 # them several times slower).  They are also bits packed into the entry word.
-UPPER = 1
+UPPER: Final = 1
 """The stored score is an upper bound (the node failed low)."""
-LOWER = 2
+LOWER: Final = 2
 """The stored score is a lower bound (the node failed high)."""
-EXACT = 3
+EXACT: Final = 3
 """The stored score is exact (``EXACT == UPPER | LOWER``)."""
 
-EXHAUSTIVE = 255
+EXHAUSTIVE: Final = 255
 """Draft of an entry whose subtree reached the end of the game everywhere: valid at any depth."""
-MAX_DRAFT = EXHAUSTIVE - 1
+MAX_DRAFT: Final = EXHAUSTIVE - 1
 
-_MASK64 = (1 << 64) - 1
-_OFFSET = 32768
-_SHIFT_EVAL = 16
-_SHIFT_DEPTH = 32
-_SHIFT_BOUND = 40
-_SHIFT_GEN = 42
-_GEN_MASK = 0x3F
-_SHIFT_MOVE = 48
-_MAX_MOVE_IDS = (1 << 16) - 1
+_MASK64: Final = (1 << 64) - 1
+_OFFSET: Final = 32768
+_SHIFT_EVAL: Final = 16
+_SHIFT_DEPTH: Final = 32
+_SHIFT_BOUND: Final = 40
+_SHIFT_GEN: Final = 42
+_GEN_MASK: Final = 0x3F
+_SHIFT_MOVE: Final = 48
+_MAX_MOVE_IDS: Final = (1 << 16) - 1
 
-_SLOT_BYTES = 16
+_SLOT_BYTES: Final = 16
 """Two 64-bit words per slot."""
-_HEADER_WORDS = 8
+_HEADER_WORDS: Final = 8
 """A shared block starts with 64 bytes of header: word 0 is the generation."""
-_FIXED_BYTES = 8192
+_FIXED_BYTES: Final = 8192
 """Allowance for the table object, the array headers and the intern containers' headers."""
-_INTERN_OVERHEAD = 96
+_INTERN_OVERHEAD: Final = 96
 """Per interned move: dict slot with its growth slack, list slot, boxed id."""
-_MANAGED_DICT = 64
+_MANAGED_DICT: Final = 64
 """Extra allowance for move objects that carry an instance ``__dict__``."""
-_INTERN_BUDGET_MAX = 1 << 20
+_INTERN_BUDGET_MAX: Final = 1 << 20
 _CACHED_INTS = range(-5, 257)
 """The small ints CPython preallocates: every use shares them, so they cost nothing."""
-_MIN_BUCKETS = 2
+_MIN_BUCKETS: Final = 2
 """The fewest buckets: 2, the smallest prime."""
-_CLEAR_CHUNK_WORDS = 1 << 17
+_CLEAR_CHUNK_WORDS: Final = 1 << 17
 """A shared table is cleared 1 MiB at a time (no second table-sized buffer)."""
 
 

@@ -65,7 +65,6 @@ __all__ = [
 _MAX_I64: Final = 0x7FFF_FFFF_FFFF_FFFF
 _TWO_64: Final = 0x1_0000_0000_0000_0000
 _MASK_64: Final = _TWO_64 - 1
-_SIGN: Final = -0x8000_0000_0000_0000
 _DEBRUIJN: Final = 0x03F7_9D71_B4CB_0A89
 """A de Bruijn sequence: the top six bits of ``2**k * _DEBRUIJN`` (mod 2⁶⁴) differ for
 every k, and so do those of ``(2**(k+1) - 1) * _DEBRUIJN``."""
@@ -118,6 +117,16 @@ def unsigned(bb: i64) -> int:
     """The python-chess bitboard (0 to 2⁶⁴ - 1) with the bits of ``bb``."""
     value: int = bb
     return value + _TWO_64 if value < 0 else value
+
+
+_SIGN: Final = signed(0x8000_0000_0000_0000)
+_PAIRS: Final = signed(0x5555_5555_5555_5555)
+_NIBBLES: Final = signed(0x3333_3333_3333_3333)
+_BYTES: Final = signed(0x0F0F_0F0F_0F0F_0F0F)
+_BYTE_SUM: Final = signed(0x0101_0101_0101_0101)
+"""Masks above 2⁶², made ``i64`` by a call: compiled code would box an integer literal that
+large and unbox it again on every use (a third of :func:`popcount`'s instructions), while a
+final ``i64`` name is one load of a native global."""
 
 
 def signed_table(boards: tuple[int, ...] | list[int]) -> vec[i64]:
@@ -188,10 +197,10 @@ def msb(bb: i64) -> i64:
 def popcount(bb: i64) -> i64:
     """Squares on the board (SWAR: pairs, nibbles, bytes, then one multiply sums the
     bytes into the top one)."""
-    bb = bb - ((bb >> 1) & 0x5555_5555_5555_5555)
-    bb = (bb & 0x3333_3333_3333_3333) + ((bb >> 2) & 0x3333_3333_3333_3333)
-    bb = (bb + (bb >> 4)) & 0x0F0F_0F0F_0F0F_0F0F
-    return (bb * 0x0101_0101_0101_0101 >> 56) & 0xFF
+    bb = bb - ((bb >> 1) & _PAIRS)
+    bb = (bb & _NIBBLES) + ((bb >> 2) & _NIBBLES)
+    bb = (bb + (bb >> 4)) & _BYTES
+    return (bb * _BYTE_SUM >> 56) & 0xFF
 
 
 def _rays(step: int) -> vec[i64]:
