@@ -146,7 +146,6 @@ PAWN_CACHE_SIZE: Final = 1 << 14
 EVAL_CACHE_SIZE: Final = 1 << 16
 """Evaluation cache entries (by position key) before it is cleared."""
 
-_BB_SQUARES: Final = chess.BB_SQUARES
 _SHIFT: Final = 21
 _HALF: Final = 1 << (_SHIFT - 1)
 
@@ -214,25 +213,32 @@ def _rank_mask_ahead(square: chess.Square, distance: int) -> chess.Bitboard:
     return mask
 
 
-_SHIELD1: Final = tuple(_rank_mask_ahead(sq, 1) for sq in chess.SQUARES)
-_SHIELD2: Final = tuple(_rank_mask_ahead(sq, 2) for sq in chess.SQUARES)
+_LOW24: Final = (1 << 24) - 1
+_LOW40: Final = (1 << 40) - 1
+_LOW48: Final = (1 << 48) - 1
+_NOT_A_UP: Final = _NOT_A >> 8
+_NOT_H_UP: Final = _NOT_H >> 8
+_SHIELD1_UP: Final = tuple(_rank_mask_ahead(sq, 1) >> 8 for sq in chess.SQUARES)
+_SHIELD2_UP: Final = tuple(_rank_mask_ahead(sq, 2) >> 8 for sq in chess.SQUARES)
+"""The pawn terms' masks in their frame shifted down a rank (see :func:`_pawn_king_side`)."""
 _KING_RACE_DISTANCE: Final = tuple(
     tuple(min(chess.square_distance(a, b), 5) for b in chess.SQUARES) for a in chess.SQUARES
 )
 """``[king][square]``: Chebyshev distance, capped at 5 (further is as good as lost)."""
 _URGENCY: Final = tuple(5 * r - 13 if r >= 3 else 0 for r in range(8))
 """A passed pawn's weight in the king race by its rank index (rank 4 is 2, rank 7 is 17)."""
-_NEAR_FILES: Final = tuple(
-    tuple(chess.BB_FILES[f] for f in (sq % 8 - 1, sq % 8, sq % 8 + 1) if 0 <= f < 8)
+_NEAR_FILES_UP: Final = tuple(
+    tuple(chess.BB_FILES[f] >> 8 for f in (sq % 8 - 1, sq % 8, sq % 8 + 1) if 0 <= f < 8)
     for sq in chess.SQUARES
 )
 
 
 def _north_fill(bb: int) -> int:
-    bb |= bb << 8
-    bb |= bb << 16
-    bb |= bb << 32
-    return bb & _ALL
+    """Every square of ``bb`` and all above it, within the rank-shifted frame of the pawn
+    terms (bits 0-55): masked before each shift, so no value passes 2⁵⁶."""
+    bb |= (bb & _LOW48) << 8
+    bb |= (bb & _LOW40) << 16
+    return bb | (bb & _LOW24) << 32
 
 
 def _south_fill(bb: int) -> int:
@@ -371,46 +377,48 @@ def game_phase(board: chess.Board) -> int:
 # -- the fast route --------------------------------------------------------------------------
 
 
-def _pawn_king_side(
-    t: EvalTables,
-    own: chess.Bitboard,
-    enemy: chess.Bitboard,
-    king: chess.Square,
-    enemy_king: chess.Square,
-) -> int:
+def _pawn_king_side(t: EvalTables, own: int, enemy: int, king: int, enemy_king: int) -> int:
     """Packed pawn-structure and pawn-shelter score of one side, seen as white (black's pawns
-    and kings arrive flipped), by whole-board set operations."""
+    and kings arrive flipped), by whole-board set operations.
+
+    The pawn boards come shifted down a rank (:func:`pawn_king_score`): bit ``b`` is square
+    ``b + 8``, so every set below stays under 2⁵⁶, a small ``int`` that compiled code keeps
+    in a machine word; unshifted, fills and shifts reach bit 63 and beyond, where each
+    operation allocates a new Python ``int`` (a tenth of the search's instructions went there
+    on the bench).  Rank 1, which the shift drops, never holds a pawn.
+    """
     # Per file: doubled counts the pawns beyond the first, isolated every pawn of a file with
     # no own pawn on either neighbour file; both as whole-board fills instead of a file loop.
-    doubled = (own & (_north_fill(own) << 8)).bit_count()
-    east = (own << 1) & _NOT_A
-    west = (own >> 1) & _NOT_H
+    doubled = popcount(own & ((_north_fill(own) & _LOW48) << 8))
+    east = (own << 1) & _NOT_A_UP
+    west = (own >> 1) & _NOT_H_UP
     beside = east | west
     has_neighbour_file = _south_fill(_north_fill(beside))
-    isolated = (own & ~has_neighbour_file).bit_count()
-    protected_squares = ((own << 9) & _NOT_A) | ((own << 7) & _NOT_H)
-    connected = (own & (beside | protected_squares)).bit_count()
+    isolated = popcount(own & ~has_neighbour_file)
+    protected_squares = ((own << 9) & _NOT_A_UP) | ((own << 7) & _NOT_H_UP)
+    connected = popcount(own & (beside | protected_squares))
 
-    enemy_front = _south_fill((enemy | ((enemy << 1) & _NOT_A) | ((enemy >> 1) & _NOT_H)) >> 8)
+    enemy_front = _south_fill(
+        (enemy | ((enemy << 1) & _NOT_A_UP) | ((enemy >> 1) & _NOT_H_UP)) >> 8
+    )
     passed = own & ~enemy_front & ~_south_fill(own >> 8)
 
     supported_from_behind = _north_fill(beside)
-    enemy_attacks = ((enemy >> 7) & _NOT_A) | ((enemy >> 9) & _NOT_H)
-    backward = (
-        own & has_neighbour_file & ~supported_from_behind & (enemy_attacks >> 8)
-    ).bit_count()
+    enemy_attacks = ((enemy >> 7) & _NOT_A_UP) | ((enemy >> 9) & _NOT_H_UP)
+    backward = popcount(own & has_neighbour_file & ~supported_from_behind & (enemy_attacks >> 8))
 
     score = (
         t.doubled * doubled
         + t.isolated * isolated
         + t.backward * backward
         + t.connected * connected
-        + t.king_shield1 * (own & _SHIELD1[king]).bit_count()
-        + t.king_shield2 * (own & _SHIELD2[king]).bit_count()
+        + t.king_shield1 * popcount(own & _SHIELD1_UP[king])
+        + t.king_shield2 * popcount(own & _SHIELD2_UP[king])
     )
     while passed:
-        sq = passed.bit_length() - 1
-        passed ^= _BB_SQUARES[sq]
+        bit = passed.bit_length() - 1
+        passed ^= 1 << bit
+        sq = bit + 8
         rank = sq >> 3
         score += t.passed[rank]
         if rank >= 3:
@@ -419,7 +427,7 @@ def _pawn_king_side(
                 t.passed_king_them * _KING_RACE_DISTANCE[enemy_king][stop]
                 + t.passed_king_us * _KING_RACE_DISTANCE[king][stop]
             )
-    for file_mask in _NEAR_FILES[king]:
+    for file_mask in _NEAR_FILES_UP[king]:
         if not own & file_mask:
             score += t.king_open_file
     return score
@@ -428,17 +436,26 @@ def _pawn_king_side(
 def pawn_king_score(
     t: EvalTables, wp: chess.Bitboard, bp: chess.Bitboard, wk: chess.Square, bk: chess.Square
 ) -> int:
-    """Packed pawn and shelter terms, white's minus black's."""
-    return _pawn_king_side(t, wp, bp, wk, bk) - _pawn_king_side(
-        t, _flip_vertical(bp), _flip_vertical(wp), bk ^ 56, wk ^ 56
+    """Packed pawn and shelter terms, white's minus black's (pawn boards as python-chess's,
+    which never have a pawn on rank 1 or 8)."""
+    white = wp >> 8
+    black = bp >> 8
+    return _pawn_king_side(t, white, black, wk, bk) - _pawn_king_side(
+        t, _flip_ranks_2_to_7(black), _flip_ranks_2_to_7(white), bk ^ 56, wk ^ 56
     )
 
 
-def _flip_vertical(bb: int) -> int:
-    """python-chess's ``flip_vertical`` (rank 1 <-> rank 8), compiled with its caller."""
-    bb = ((bb >> 8) & 0x00FF_00FF_00FF_00FF) | ((bb & 0x00FF_00FF_00FF_00FF) << 8)
-    bb = ((bb >> 16) & 0x0000_FFFF_0000_FFFF) | ((bb & 0x0000_FFFF_0000_FFFF) << 16)
-    return (bb >> 32) | ((bb & 0x0000_0000_FFFF_FFFF) << 32)
+def _flip_ranks_2_to_7(bb: int) -> int:
+    """A pawn board shifted down a rank (six ranks, one byte each) mirrored top to bottom:
+    python-chess's ``flip_vertical`` in that frame."""
+    return (
+        ((bb & 0xFF) << 40)
+        | ((bb & 0xFF00) << 24)
+        | ((bb & 0xFF_0000) << 8)
+        | ((bb >> 8) & 0xFF_0000)
+        | ((bb >> 24) & 0xFF00)
+        | (bb >> 40)
+    )
 
 
 def _rook_pawns_hold(pawns: i64, bishops: i64, king: i64, white: bool) -> bool:

@@ -441,9 +441,11 @@ def test_absurd_weights_stay_out_of_the_mate_range() -> None:
     assert -queens.evaluate() > -MATE_BOUND
 
 
-def test_own_flip_vertical_equals_python_chess_s() -> None:
+def test_pawn_flip_equals_python_chess_s_flip_vertical() -> None:
+    # The pawn terms' frame: ranks 2-7 shifted down a rank.
     rng = random.Random(5)
-    boards = [0, chess.BB_ALL, chess.BB_RANK_1, chess.BB_H8, chess.BB_A1 | chess.BB_H8]
-    boards += [rng.getrandbits(64) for _ in range(200)]
+    pawn_ranks = chess.BB_ALL & ~chess.BB_RANK_1 & ~chess.BB_RANK_8
+    boards = [0, pawn_ranks, chess.BB_RANK_2, chess.BB_H7, chess.BB_A2 | chess.BB_H7]
+    boards += [rng.getrandbits(64) & pawn_ranks for _ in range(200)]
     for bb in boards:
-        assert evaluation._flip_vertical(bb) == chess.flip_vertical(bb)
+        assert evaluation._flip_ranks_2_to_7(bb >> 8) == chess.flip_vertical(bb) >> 8
