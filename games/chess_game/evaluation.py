@@ -98,6 +98,7 @@ from collections.abc import Mapping
 from typing import Final
 
 import chess
+from librt.vecs import vec
 from mypy_extensions import i64
 
 from games.chess_game.bitboard64 import (
@@ -141,7 +142,12 @@ TAPER: Final = tuple((4 * phase + 1) // 3 for phase in range(PHASE_MAX + 1))
 """``TAPER[phase]`` = round(phase · 32 / 24) (thirds never tie)."""
 
 PAWN_CACHE_SIZE: Final = 1 << 14
-"""Pawn-and-king cache entries before it is cleared (pawn structures repeat a lot in a tree)."""
+"""Slots of the pawn-and-king cache (pawn structures repeat a lot in a tree), a power of two."""
+_PAWN_SLOT_MASK: Final = PAWN_CACHE_SIZE - 1
+_PAWN_MIX: Final = signed(0x9E37_79B9_7F4A_7C15)
+"""An odd multiplier (2⁶⁴ / golden ratio): its products' top bits spread the slots."""
+_NO_PAWNS_STORED: Final = -1
+"""The white-pawn word of an empty slot: no pawn board has all 64 bits."""
 
 EVAL_CACHE_SIZE: Final = 1 << 16
 """Evaluation cache entries (by position key) before it is cleared."""
@@ -280,7 +286,10 @@ class EvalTables:
         "passed",
         "passed_king_them",
         "passed_king_us",
-        "pawn_cache",
+        "pawn_black",
+        "pawn_kings",
+        "pawn_score",
+        "pawn_white",
         "psq",
         "rook_open",
         "rook_semi",
@@ -347,7 +356,14 @@ class EvalTables:
         self.threat_minor = both("threats.minor")
         self.threat_rook = both("threats.rook")
         self.threat_hanging = both("threats.hanging")
-        self.pawn_cache: dict[tuple[int, int, int, int], int] = {}
+        # The pawn cache: four parallel native arrays (white pawns, black pawns, both kings'
+        # squares, score) that a slot hashed from the first three indexes.  A hit compares the
+        # stored words with the position's, so the cache is exact; a miss overwrites.  A
+        # dict keyed by a tuple cost a tuple, two boxed boards and a tuple hash per probe.
+        self.pawn_white = vec[i64]([_NO_PAWNS_STORED] * PAWN_CACHE_SIZE)
+        self.pawn_black = vec[i64]([0] * PAWN_CACHE_SIZE)
+        self.pawn_kings = vec[i64]([0] * PAWN_CACHE_SIZE)
+        self.pawn_score = vec[i64]([0] * PAWN_CACHE_SIZE)
         self.eval_cache: dict[int, int] = {}
 
 
@@ -527,14 +543,17 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
     wk = msb(kings & occ_w)
     bk = msb(kings & occ_b)
 
-    cache_key = (int(wp), int(bp), int(wk), int(bk))
-    cache = t.pawn_cache
-    score = cache.get(cache_key)
-    if score is None:
+    kings_at = wk | (bk << 6)
+    # Only the product's bits 50-63 are read: the same whether it wrapped or not.
+    slot = (((wp ^ (bp * _PAWN_MIX) ^ kings_at) * _PAWN_MIX) >> 50) & _PAWN_SLOT_MASK
+    if t.pawn_white[slot] == wp and t.pawn_black[slot] == bp and t.pawn_kings[slot] == kings_at:
+        score: int = t.pawn_score[slot]
+    else:
         score = pawn_king_score(t, int(wp), int(bp), int(wk), int(bk))
-        if len(cache) >= PAWN_CACHE_SIZE:
-            cache.clear()
-        cache[cache_key] = score
+        t.pawn_white[slot] = wp
+        t.pawn_black[slot] = bp
+        t.pawn_kings[slot] = kings_at
+        t.pawn_score[slot] = score
     score += psq
 
     w_pawn_attacks = wrapped(((wp & _NOT_H64) << 9) | ((wp & _NOT_A64) << 7))
