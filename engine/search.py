@@ -223,6 +223,11 @@ class SearchConfig:
     """ProbCut (Buro's, as Stockfish does it): where a winning capture's search four plies
     shallower beats beta + 150 cp, the full-depth search would almost surely beat beta too
     (SPRT in docs/strength.md)."""
+    history_lmr: bool = True
+    """Late-move reductions follow the history: a reduced quiet move whose history score is
+    positive (it cut off elsewhere more than it failed) is reduced one ply less, one whose
+    score is negative one ply more (Stockfish reduces by its history statistics; a fixed
+    match in docs/strength.md)."""
     qsearch_tt_eval: bool = True
     """Quiescence stands pat on the transposition table's score where its bound lies beyond
     the static evaluation (as :attr:`tt_eval` does for the pruning of the main search): a
@@ -244,6 +249,7 @@ ABLATIONS: Final[dict[str, SearchConfig]] = {
     "pvs-no-tteval": SearchConfig(tt_eval=False),
     "pvs-no-qstteval": SearchConfig(qsearch_tt_eval=False),
     "pvs-no-probcut": SearchConfig(probcut=False),
+    "pvs-no-historylmr": SearchConfig(history_lmr=False),
     "pvs-countermove": SearchConfig(counter_moves=True),
     "pvs-improving": SearchConfig(improving=True),
     "pvs-fallingtime": SearchConfig(falling_eval_time=True),
@@ -466,6 +472,7 @@ class Searcher:
         use_lmr = cfg.lmr and not proof
         use_fut = cfg.futility and not proof
         use_razor = cfg.razoring
+        use_history_lmr = cfg.history_lmr
         use_qs_tt_eval = cfg.qsearch_tt_eval
         # The optional capabilities, asked once per search (engine.game).
         exchange = game if isinstance(game, StaticExchange) else None
@@ -896,6 +903,12 @@ class Searcher:
                             r -= 1
                         if use_improving and not improving:
                             r += 1
+                        if use_history_lmr and r:
+                            h = hist.get(hist_key(move), 0)
+                            if h > 0:
+                                r -= 1
+                            elif h < 0:
+                                r += 1
                         if r >= new_depth:
                             r = new_depth - 1
                     s = -negamax(new_depth - r, -alpha - 1, -alpha, ply + 1, False, True, check)

@@ -56,6 +56,7 @@ _SHORT = {
     "razoring": "razoring",
     "qsearch_tt_eval": "qstteval",
     "probcut": "probcut",
+    "history_lmr": "historylmr",
 }
 
 

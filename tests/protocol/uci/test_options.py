@@ -64,6 +64,7 @@ def test_default_specs_declare_the_documented_options() -> None:
                 "pvs-no-tteval",
                 "pvs-no-qstteval",
                 "pvs-no-probcut",
+                "pvs-no-historylmr",
                 "pvs-countermove",
                 "pvs-improving",
                 "pvs-fallingtime",
