@@ -32,6 +32,7 @@ COMPILED_MODULES = [
     "games/chess_game/checks.py",
     "games/chess_game/evaluation.py",
     "games/chess_game/make.py",
+    "games/chess_game/move_codes.py",
     "games/chess_game/movegen.py",
     "games/chess_game/see.py",
     "games/chess_game/zobrist.py",

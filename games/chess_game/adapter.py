@@ -49,12 +49,12 @@ from games.chess_game.bitboard64 import (
 from games.chess_game.checks import CheckSquares, check_squares, quick_gives_check
 from games.chess_game.evaluation import EvalTables, evaluate_fast, material_psq
 from games.chess_game.make import pop_move, push_null, push_plain
+from games.chess_game.move_codes import SharedMove, from_chess, shared, to_chess
 from games.chess_game.movegen import (
     attackers_of,
     legal_evasions,
     legal_moves_not_in_check,
     pinned_pieces,
-    shared_move,
 )
 from games.chess_game.see import SEE_VALUES, see_ge
 from games.chess_game.tablebase import SyzygySettings, probe_wdl, root_moves
@@ -237,7 +237,6 @@ class ChessGame:
         "_evaluator",
         "_key",
         "_keys",
-        "_moves",
         "_nodes",
         "_psq",
         "_root_ply",
@@ -252,7 +251,8 @@ class ChessGame:
 
     variant: str = "chess"
     moves_interned: bool = True
-    """Every move handed out is the shared object of :mod:`games.chess_game.movegen`."""
+    """Moves are ints (:mod:`games.chess_game.move_codes`), and every move handed out is the
+    shared object of its number."""
 
     def __init__(
         self,
@@ -286,9 +286,6 @@ class ChessGame:
         self._checks_key = -1
         self._keys = [self._key]
         self._undo: list[tuple[int, int, int, int, int]] = []
-        self._moves: list[chess.Move | None] = []
-        """The moves played since the root (``None``: a null move); python-chess's board
-        has the first ``_synced_plies`` of them."""
         node = Bitboards(root)
         node.key = self._key
         self._nodes: list[Bitboards] = [node]
@@ -296,7 +293,10 @@ class ChessGame:
         self._tb: SyzygySettings | None = None
         self._tb_probing: TablebaseProbing | None = None
         for move in board.move_stack:
-            self.push(move)
+            if move:
+                self.push(from_chess(move))
+            else:
+                self.push_null()
 
     # -- moves -----------------------------------------------------------------------------
 
@@ -326,30 +326,33 @@ class ChessGame:
         Plays the moves the search made since the board last caught up, with the moving and
         the captured piece read from each ply's record (:func:`push_plain`), so that FEN,
         notation, tablebase probes and the rules python-chess answers see this position; the
-        search's own pops take them back (:meth:`pop`)."""
+        search's own pops take them back (:meth:`pop`).  python-chess's board has the first
+        ``_synced_plies`` moves since the root; each ply's record knows the move that made it."""
         board = self._board
         ply = len(self._undo)
-        moves = self._moves
         nodes = self._nodes
         while self._synced_plies < ply:
             index = self._synced_plies
-            move = moves[index]
-            if move is None:
+            code = nodes[index + 1].move
+            if not code:
                 push_null(board)
             else:
                 node = nodes[index]
-                from_bb: i64 = SQUARE[move.from_square]
-                to_bb: i64 = SQUARE[move.to_square]
+                frm = code & 63
+                to = (code >> 6) & 63
+                from_bb: i64 = SQUARE[frm]
+                to_bb: i64 = SQUARE[to]
                 piece = node.piece_type_on(from_bb)
                 ours = node.white if node.turn else node.black
-                if piece == _KING and castling_rook(ours, move.from_square, move.to_square) >= 0:
+                move = to_chess(code)
+                if piece == _KING and castling_rook(ours, frm, to) >= 0:
                     board.push(move)
                 else:
                     push_plain(board, move, piece, node.piece_type_on(to_bb & ~ours))
             self._synced_plies = index + 1
         return board
 
-    def _legal(self, from_mask: i64, to_mask: i64) -> list[chess.Move]:
+    def _legal(self, from_mask: i64, to_mask: i64) -> list[int]:
         """``list(board.generate_legal_moves(from_mask, to_mask))``, in the same order (the
         masks as native words)."""
         node = self._node()
@@ -360,10 +363,10 @@ class ChessGame:
             return legal_moves_not_in_check(node, node.king, node.pinned, from_mask, to_mask)
         return legal_evasions(node, node.king, node.pinned, node.checkers, from_mask, to_mask)
 
-    def legal_moves(self) -> list[chess.Move]:
+    def legal_moves(self) -> list[int]:
         return self._legal(-1, -1)
 
-    def noisy_moves(self) -> list[chess.Move]:
+    def noisy_moves(self) -> list[int]:
         """Captures (en passant included) and promotions: queen promotions first, then
         captures by most valuable victim / least valuable attacker, underpromotions last."""
         node = self._node()
@@ -378,15 +381,15 @@ class ChessGame:
             moves.extend(self._legal(promoting, ~node.occupied))
         if len(moves) > 1:
 
-            def rank(move: chess.Move) -> int:
+            def rank(move: i64) -> int:
                 """Minus (8 x victim - attacker), queen promotions first, underpromotions
                 last (piece types: pawn 1 ... king 6; en passant takes a pawn)."""
-                to_square = move.to_square
-                promotion = move.promotion
+                to_square = (move >> 6) & 63
+                promotion = move >> 12
                 victim = node.piece_type_on(SQUARE[to_square])
                 if not victim and to_square == ep and not promotion:
                     victim = _PAWN
-                score = 8 * victim - node.piece_type_on(SQUARE[move.from_square])
+                score = 8 * victim - node.piece_type_on(SQUARE[move & 63])
                 if promotion:
                     score += 100 if promotion == _QUEEN else -100
                 return -score
@@ -394,27 +397,34 @@ class ChessGame:
             moves.sort(key=rank)
         return moves
 
-    def quiet_moves(self) -> list[chess.Move]:
+    def quiet_moves(self) -> list[int]:
         node = self._node()
         us = node.turn
         promoting = node.pawns & (node.white if us else node.black) & (_RANK_7 if us else _RANK_2)
         moves = self._legal(~promoting, ~(node.black if us else node.white))
         ep = node.ep_square
         if ep >= 0:
+            # Without en passant captures, keeping the very objects (read as ``SharedMove``).
             pawns = node.pawns
-            moves = [m for m in moves if m.to_square != ep or not pawns & SQUARE[m.from_square]]
+            shared_moves: list[SharedMove] = moves
+            quiet: list[int] = []
+            for i in range(len(moves)):
+                move = moves[i]
+                if (move >> 6) & 63 != ep or not pawns & SQUARE[move & 63]:
+                    quiet.append(shared_moves[i])
+            return quiet
         return moves
 
-    def is_noisy(self, move: chess.Move) -> bool:
-        if move.promotion:
+    def is_noisy(self, move: i64) -> bool:
+        if move >> 12:
             return True
         node = self._node()
-        to = move.to_square
+        to = (move >> 6) & 63
         if (node.black if node.turn else node.white) & SQUARE[to]:
             return True
-        return to == node.ep_square and bool(node.pawns & SQUARE[move.from_square])
+        return to == node.ep_square and bool(node.pawns & SQUARE[move & 63])
 
-    def see_ge(self, move: chess.Move, threshold: int) -> bool:
+    def see_ge(self, move: i64, threshold: int) -> bool:
         return see_ge(self._node(), move, threshold)
 
     def max_gain(self) -> int:
@@ -434,7 +444,7 @@ class ChessGame:
             gain += _SEE_QUEEN - _SEE_PAWN
         return gain
 
-    def gives_check(self, move: chess.Move) -> bool:
+    def gives_check(self, move: i64) -> bool:
         """Consecutive questions at one node (the search asks for each quiet move it would
         prune) share the position's check squares, computed at the first."""
         key = self._key
@@ -444,11 +454,11 @@ class ChessGame:
         info = self._checks
         return info is not None and quick_gives_check(self._node(), move, info)
 
-    def push(self, move: chess.Move) -> None:
+    def push(self, move: i64) -> None:
         node = self._node()
         child = self._child()
-        frm = move.from_square
-        to = move.to_square
+        frm = move & 63
+        to = (move >> 6) & 63
         us = node.turn
         from_bb: i64 = SQUARE[frm]
         to_bb: i64 = SQUARE[to]
@@ -484,7 +494,8 @@ class ChessGame:
                 victim = to - 8 if us else to + 8
                 key ^= PIECE_KEYS[not us][_PAWN][victim]
                 psq -= tables.psq[not us][_PAWN][victim]
-            new_type = move.promotion or piece_type
+            promotion = move >> 12
+            new_type = promotion if promotion else piece_type
             key ^= keys[piece_type][frm] ^ keys[new_type][to]
             psq += squares[new_type][to] - squares[piece_type][frm]
             child.play(node, move, piece_type, captured)
@@ -499,7 +510,7 @@ class ChessGame:
             )
             key ^= ep_z
         self._undo.append((self._key, self._ep_z, self._castle_z, self._psq, self._window))
-        self._moves.append(move)
+        child.move = move
         child.key = key
         self._know_king(child)
         self._key = key
@@ -511,7 +522,6 @@ class ChessGame:
 
     def pop(self) -> None:
         self._keys.pop()
-        self._moves.pop()
         (self._key, self._ep_z, self._castle_z, self._psq, self._window) = self._undo.pop()
         if self._synced_plies > len(self._undo):
             pop_move(self._board)
@@ -529,7 +539,7 @@ class ChessGame:
         child = self._child()
         child.pass_turn(self._node())
         self._undo.append((self._key, self._ep_z, self._castle_z, self._psq, self._window))
-        self._moves.append(None)
+        child.move = 0
         self._key ^= TURN_KEY ^ self._ep_z
         self._ep_z = 0
         self._window = 0  # positions before a pass are not repetitions of positions after it
@@ -609,7 +619,7 @@ class ChessGame:
 
     # -- notation --------------------------------------------------------------------------
 
-    def parse_move(self, text: str) -> chess.Move:
+    def parse_move(self, text: str) -> SharedMove:
         """UCI long algebraic: ``e2e4``, ``e7e8q``; castling as ``e1g1`` or king-takes-rook
         ``e1h1`` (the only form in Chess960 positions where the two differ)."""
         stripped = text.strip()
@@ -627,7 +637,7 @@ class ChessGame:
             parsed = self._synced().parse_uci(stripped)
         except ValueError:
             raise IllegalMoveError(f"{self._why_illegal(move)} ({text})") from None
-        return shared_move(parsed.from_square, parsed.to_square, parsed.promotion or 0)
+        return from_chess(parsed)
 
     def _why_illegal(self, move: chess.Move) -> str:
         b = self._synced()
@@ -658,8 +668,8 @@ class ChessGame:
             reason += f" ({to_move} is in check)"
         return reason
 
-    def format_move(self, move: chess.Move) -> str:
-        return self._synced().uci(move, chess960=self.chess960)
+    def format_move(self, move: int) -> str:
+        return self._synced().uci(to_chess(move), chess960=self.chess960)
 
     # -- endgame tablebases (engine.game.Tablebase) ---------------------------------------
 
@@ -699,7 +709,7 @@ class ChessGame:
             return None
         return probe_wdl(settings, self._synced())
 
-    def tb_root_moves(self, rule50: bool) -> list[chess.Move] | None:
+    def tb_root_moves(self, rule50: bool) -> list[int] | None:
         b = self._synced()
         probing = self._tb_probing
         settings = self._tb
@@ -713,16 +723,17 @@ class ChessGame:
         moves = root_moves(settings, b, rule50)
         if moves is None:
             return None
-        return [shared_move(m.from_square, m.to_square, m.promotion or 0) for m in moves]
+        return [from_chess(m) for m in moves]
 
     # -- move codes (engine.game.MoveCodec) -------------------------------------------------
 
-    def move_code(self, move: chess.Move) -> int:
-        """``from | to << 6 | promotion << 12``: at most 15 bits, never 0 (from != to)."""
-        return move.from_square | move.to_square << 6 | (move.promotion or 0) << 12
+    def move_code(self, move: SharedMove) -> SharedMove:
+        """The move itself: a move is its code (:mod:`games.chess_game.move_codes`), and the
+        object passes through without being unboxed and boxed anew."""
+        return move
 
-    def code_move(self, code: int) -> chess.Move:
-        return shared_move(code & 63, (code >> 6) & 63, code >> 12)
+    def code_move(self, code: int) -> SharedMove:
+        return shared(code)
 
     def fen(self) -> str:
         return self._synced().fen(shredder=self.chess960)
@@ -801,10 +812,10 @@ def from_fen(
 
 
 if TYPE_CHECKING:
-    _contract_check: Game[chess.Move] = ChessGame(chess.Board())
-    _exchange_check: StaticExchange[chess.Move] = ChessGame(chess.Board())
-    _check_test: CheckTest[chess.Move] = ChessGame(chess.Board())
-    _tablebase_check: Tablebase[chess.Move] = ChessGame(chess.Board())
+    _contract_check: Game[int] = ChessGame(chess.Board())
+    _exchange_check: StaticExchange[int] = ChessGame(chess.Board())
+    _check_test: CheckTest[int] = ChessGame(chess.Board())
+    _tablebase_check: Tablebase[int] = ChessGame(chess.Board())
 
 
 _last_unpickled: LinearEvaluator | None = None

@@ -311,6 +311,9 @@ class Bitboards:
         self.checkers: i64 = 0
         self.pinned: i64 = 0
         self.pinned_known: bool = False
+        self.move: i64 = 0
+        """Set by the adapter: the move that made this position from its parent's (0: none, or
+        a null move), which python-chess's board replays when it catches up."""
         if board is not None:
             self.load(board, -1)
 
@@ -334,13 +337,14 @@ class Bitboards:
         self.kings = signed(board.kings)
         self.pinned_known = False
 
-    def play(self, parent: Bitboards, move: chess.Move, piece: i64, captured: i64) -> None:
-        """Become the position after ``move`` (legal, not castling) in ``parent``: ``piece``
+    def play(self, parent: Bitboards, move: i64, piece: i64, captured: i64) -> None:
+        """Become the position after ``move`` (legal, not castling, encoded as in
+        :mod:`games.chess_game.move_codes`) in ``parent``: ``piece``
         is the moving piece's type, ``captured`` the type on the target square (0 for none and
         for en passant, which is recognised here).  The adapter's key, king and checkers are
         left to the caller."""
-        frm: i64 = move.from_square
-        to: i64 = move.to_square
+        frm = move & 63
+        to = (move >> 6) & 63
         us = parent.turn
         from_bb: i64 = SQUARE[frm]
         to_bb: i64 = SQUARE[to]
@@ -357,7 +361,7 @@ class Bitboards:
                 self.ep_square = (frm + to) >> 1
             elif to == parent.ep_square:
                 self._flip(PAWN, SQUARE[to - 8 if us else to + 8], not us)
-            promotion: i64 = move.promotion or 0
+            promotion = move >> 12
             if promotion:
                 landing = promotion
         self._flip(piece, from_bb, us)

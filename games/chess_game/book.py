@@ -111,7 +111,7 @@ class OpeningBook:
         board = game.board
         candidates: list[tuple[str, int]] = []
         for entry in self._reader.find_all(board, minimum_weight=1):
-            text = game.format_move(entry.move)
+            text = board.uci(entry.move, chess960=game.chess960)
             try:
                 game.parse_move(text)
             except IllegalMoveError:

@@ -10,7 +10,6 @@ en passant discoveries come out of the same few table lookups.
 
 from __future__ import annotations
 
-import chess
 from mypy_extensions import i64
 
 from games.chess_game.bitboard64 import (
@@ -36,12 +35,12 @@ from games.chess_game.bitboard64 import (
 __all__ = ["CheckSquares", "check_squares", "gives_check", "quick_gives_check"]
 
 
-def gives_check(boards: Bitboards, move: chess.Move) -> bool:
+def gives_check(boards: Bitboards, move: i64) -> bool:
     """Whether the legal ``move`` leaves the opponent in check (``boards``: the position's
     sets as native words)."""
     us = boards.turn
-    frm: i64 = move.from_square
-    to: i64 = move.to_square
+    frm = move & 63
+    to = (move >> 6) & 63
     from_bb: i64 = SQUARE[frm]
     to_bb: i64 = SQUARE[to]
     piece = boards.piece_type_on(from_bb)
@@ -58,7 +57,7 @@ def gives_check(boards: Bitboards, move: chess.Move) -> bool:
     if piece == PAWN and to == boards.ep_square and not boards.occupied & to_bb:
         occupied &= ~SQUARE[to - 8 if us else to + 8]
     mine = (mine & ~from_bb) | to_bb
-    promotion: i64 = move.promotion or 0
+    promotion = move >> 12
     moved = promotion or piece
     vacated = ~(from_bb | to_bb)  # the mover leaves, a captured piece disappears
     pawns = boards.pawns & vacated
@@ -129,17 +128,17 @@ def check_squares(boards: Bitboards) -> CheckSquares | None:
     return CheckSquares(boards)
 
 
-def quick_gives_check(boards: Bitboards, move: chess.Move, info: CheckSquares) -> bool:
+def quick_gives_check(boards: Bitboards, move: i64, info: CheckSquares) -> bool:
     """:func:`gives_check` for a position whose :func:`check_squares` are known: a table
     lookup for plain moves; promotions, en passant and castling take the long way (their
     lines change in ways the table does not see)."""
-    frm: i64 = move.from_square
-    to: i64 = move.to_square
+    frm = move & 63
+    to = (move >> 6) & 63
     from_bb: i64 = SQUARE[frm]
     piece = boards.piece_type_on(from_bb)
     # Kings (castling moves the rook too), empty squares, en passant and promotions take the
     # long way.
-    if piece == KING or not piece or move.promotion or (piece == PAWN and to == boards.ep_square):
+    if piece == KING or not piece or move >> 12 or (piece == PAWN and to == boards.ep_square):
         return gives_check(boards, move)
     to_bb: i64 = SQUARE[to]
     if piece == PAWN:

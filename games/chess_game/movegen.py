@@ -3,10 +3,10 @@
 python-chess generates moves with nested generators and a fresh ``Move`` per move; in a
 search that asks for a node's captures and then its quiet moves, that is a third of the time
 spent per node.  This module builds the same lists directly: one loop per piece kind over
-the attack tables, moves taken from a precomputed table (``chess.Move`` is an immutable value,
-so sharing one object per from/to/promotion is safe), and the pin test folded into the attack
-masks.  Sharing objects also makes the search's "is the killer among these moves?" tests
-succeed on identity before any ``Move.__eq__`` call.
+the attack tables, moves taken from the precomputed tables of
+:mod:`games.chess_game.move_codes` (one int object per move, so the search's "is the killer
+among these moves?" tests succeed on identity), and the pin test folded into the attack
+masks.
 
 The order is python-chess's ``generate_legal_moves`` order exactly: pieces other than pawns
 from the highest square down, each to its targets from the highest square down, then
@@ -49,38 +49,14 @@ from games.chess_game.bitboard64 import (
     signed_table,
     wrapped,
 )
+from games.chess_game.move_codes import MOVES, promotions
 
 __all__ = [
-    "MOVES",
     "attackers_of",
     "legal_evasions",
     "legal_moves_not_in_check",
     "pinned_pieces",
-    "promotions",
-    "shared_move",
 ]
-
-MOVES: Final[tuple[tuple[chess.Move, ...], ...]] = tuple(
-    tuple(chess.Move(frm, to) for to in chess.SQUARES) for frm in chess.SQUARES
-)
-"""``MOVES[from][to]``: the plain move, one shared object per pair."""
-
-_PROMOTION_PIECES: Final = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
-_PROMOTION_MOVES: Final[tuple[tuple[chess.Move, ...], ...]] = tuple(
-    tuple(chess.Move(frm, to, piece) for piece in _PROMOTION_PIECES)
-    if chess.square_rank(to) in (0, 7)
-    else ()
-    for frm in chess.SQUARES
-    for to in chess.SQUARES
-)
-"""``[from * 64 + to]``: the four promotions of a pawn move to a back rank, queen first
-(python-chess's order), as shared objects; empty for other squares."""
-
-_SHARED_PROMOTIONS: Final[dict[tuple[int, int, int], chess.Move]] = {
-    (move.from_square, move.to_square, move.promotion or 0): move
-    for moves in _PROMOTION_MOVES
-    for move in moves
-}
 
 _BACKRANKS: Final = signed(chess.BB_RANK_1 | chess.BB_RANK_8)
 _RANK_1: Final = signed(chess.BB_RANK_1)
@@ -102,23 +78,6 @@ _NOT_FILE_A_LOW57: Final = signed(chess.BB_ALL & ~chess.BB_FILE_A & _LOW57)
 _NOT_FILE_H_LOW55: Final = signed(chess.BB_ALL & ~chess.BB_FILE_H & _LOW55)
 
 
-def promotions(frm: chess.Square, to: chess.Square) -> tuple[chess.Move, ...]:
-    """The four promotions of a pawn move, queen first (python-chess's order)."""
-    return _PROMOTION_MOVES[frm * 64 + to]
-
-
-def shared_move(frm: chess.Square, to: chess.Square, promotion: int) -> chess.Move:
-    """The shared object of the move ``frm``-``to`` promoting to ``promotion`` (0: none).
-
-    Every move the adapter hands out is one of these, so the search may compare moves by
-    identity (``engine.game.InternedMoves``)."""
-    if not promotion:
-        return MOVES[frm][to]
-    move = _SHARED_PROMOTIONS.get((frm, to, promotion))
-    # No shared object for a promotion no pawn can make (a code from outside a search).
-    return chess.Move(frm, to, promotion) if move is None else move
-
-
 def pinned_pieces(boards: Bitboards, king: i64) -> i64:
     """``board._slider_blockers(king)``: the side to move's pieces that stand alone between
     their king and an enemy slider aiming at it.
@@ -136,7 +95,7 @@ def legal_moves_not_in_check(
     pinned: i64,
     from_mask: i64,
     to_mask: i64,
-) -> list[chess.Move]:
+) -> list[int]:
     """``list(board.generate_legal_moves(from_mask, to_mask))`` when the side to move is not
     in check; ``boards`` are the board's sets as native words and ``pinned`` is
     :func:`pinned_pieces` (own pieces pinned to the king); the masks are native words too.
@@ -155,7 +114,7 @@ def legal_moves_not_in_check(
     kings = boards.kings
     diagonal = boards.bishops | boards.queens
     straight = boards.rooks | boards.queens
-    moves: list[chess.Move] = []
+    moves: list[int] = []
     append = moves.append
     extend = moves.extend
     allowed = ~ours & to_mask
@@ -238,7 +197,7 @@ def legal_moves_not_in_check(
                 to = msb(targets)
                 targets ^= SQUARE[to]
                 if SQUARE[to] & _BACKRANKS:
-                    extend(_PROMOTION_MOVES[frm * 64 + to])
+                    extend(promotions(frm, to))
                 else:
                     append(row[to])
 
@@ -261,7 +220,7 @@ def legal_moves_not_in_check(
         if SQUARE[frm] & pinned and not LINE[frm * 64 + king] & SQUARE[to]:
             continue
         if SQUARE[to] & _BACKRANKS:
-            extend(_PROMOTION_MOVES[frm * 64 + to])
+            extend(promotions(frm, to))
         else:
             append(MOVES[frm][to])
     while double:
@@ -286,7 +245,7 @@ def legal_evasions(  # noqa: PLR0917 - called per node in check: positional is c
     checkers: i64,
     from_mask: i64,
     to_mask: i64,
-) -> list[chess.Move]:
+) -> list[int]:
     """``list(board.generate_legal_moves(from_mask, to_mask))`` when the side to move is in
     check by ``checkers``; ``pinned`` is :func:`pinned_pieces`.
 
@@ -296,7 +255,7 @@ def legal_evasions(  # noqa: PLR0917 - called per node in check: positional is c
     what :func:`legal_moves_not_in_check` generates when asked for those squares only.
     """
     turn = boards.turn
-    moves: list[chess.Move] = []
+    moves: list[int] = []
     if SQUARE[king] & from_mask:
         sliders = checkers & (boards.bishops | boards.rooks | boards.queens)
         off_line: i64 = 0
@@ -364,9 +323,7 @@ def _path_attacked(boards: Bitboards, path: i64, occupied: i64) -> bool:
     return False
 
 
-def _castling_moves(
-    boards: Bitboards, from_mask: i64, to_mask: i64, moves: list[chess.Move]
-) -> None:
+def _castling_moves(boards: Bitboards, from_mask: i64, to_mask: i64, moves: list[int]) -> None:
     """Append ``board.generate_castling_moves(from_mask, to_mask)``, as shared moves.
 
     The same tests in the same order (the rook farthest up the board first), and the same
@@ -411,7 +368,7 @@ def _castling_moves(
 
 
 def _en_passant(
-    boards: Bitboards, king: i64, pinned: i64, from_mask: i64, moves: list[chess.Move]
+    boards: Bitboards, king: i64, pinned: i64, from_mask: i64, moves: list[int]
 ) -> None:
     """Append the legal en passant captures, as shared moves, in python-chess's order
     (``generate_pseudo_legal_ep`` filtered by ``_is_safe``): the capturer's pin, then the

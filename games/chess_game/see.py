@@ -47,15 +47,15 @@ SEE_VALUES: Final = (0, 100, 320, 330, 500, 950, 20_000)
 _PAWN_VALUE: Final = SEE_VALUES[chess.PAWN]
 
 
-def see_ge(boards: Bitboards, move: chess.Move, threshold: int) -> bool:
+def see_ge(boards: Bitboards, move: i64, threshold: int) -> bool:
     """Whether ``move`` (pseudo-legal for the side to move) wins at least ``threshold``
     centipawns by static exchange on its target square.
 
     Castling and other non-captures gain nothing (a promotion gains its piece over the pawn),
     so for them the answer is ``threshold <= gain`` unless the moved piece can be taken.
     """
-    frm: i64 = move.from_square
-    to: i64 = move.to_square
+    frm = move & 63
+    to = (move >> 6) & 63
     to_bb: i64 = SQUARE[to]
     from_bb: i64 = SQUARE[frm]
     us = boards.turn
@@ -76,7 +76,7 @@ def see_ge(boards: Bitboards, move: chess.Move, threshold: int) -> bool:
             return threshold <= 0  # standard castling
     else:
         victim_value = SEE_VALUES[victim]
-    promotion = move.promotion
+    promotion = move >> 12
     swap = victim_value - threshold
     if promotion:
         swap += SEE_VALUES[promotion] - _PAWN_VALUE

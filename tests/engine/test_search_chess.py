@@ -117,7 +117,7 @@ def test_losing_captures_are_tried_after_the_quiet_moves() -> None:
     take_pawn, take_knight = game.parse_move("e1e5"), game.parse_move("e1b4")
     see_ge = game.see_ge  # type: ignore[attr-defined]
     stream = list(staged_moves(game, None, None, None, Counter(), exchange=see_ge))
-    assert sorted(m.uci() for m, _ in stream) == sorted(m.uci() for m in game.legal_moves())
+    assert sorted(m for m, _ in stream) == sorted(game.legal_moves())
     assert stream[0] == (take_knight, STAGE_NOISY)
     assert stream[-1] == (take_pawn, STAGE_LOSING)
     assert {stage for _, stage in stream[1:-1]} == {STAGE_QUIET}

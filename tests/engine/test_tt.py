@@ -14,6 +14,7 @@ import pytest
 
 from engine.score import mate_in, mated_in, to_tt
 from engine.tt import EXACT, EXHAUSTIVE, LOWER, UPPER, Entry, SharedTable, TranspositionTable
+from games.chess_game.move_codes import from_chess
 from games.registry import GAMES
 from tests.support.toy_game import mix
 
@@ -367,16 +368,18 @@ def test_a_shared_table_stores_moves_only_with_a_codec(
     game = GAMES["chess"].new()
     owner.use_codec(game)
     attached.use_codec(game)
-    owner.store(2, chess.Move.from_uci("e7e8q"), 0, 1, EXACT)
+    promotion = from_chess(chess.Move.from_uci("e7e8q"))  # the chess game's moves are ints
+    owner.store(2, promotion, 0, 1, EXACT)
     entry = attached.probe(2)
-    assert entry is not None and entry.move == chess.Move.from_uci("e7e8q")
+    assert entry is not None and entry.move is promotion
 
 
 def test_a_private_table_with_a_codec_stores_every_move_by_number() -> None:
     tt = TranspositionTable(1)
     game = GAMES["chess"].new()
     tt.use_codec(game)
-    for i, move in enumerate(itertools.islice(fresh_chess_moves(), 20_000)):
+    for i, chess_move in enumerate(itertools.islice(fresh_chess_moves(), 20_000)):
+        move = from_chess(chess_move)
         tt.store(mix(i), move, 0, 1, EXACT)
         entry = tt.probe(mix(i))
-        assert entry is not None and entry.move == move
+        assert entry is not None and entry.move is move

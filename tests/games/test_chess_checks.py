@@ -7,6 +7,7 @@ import chess
 from games.chess_game import from_fen
 from games.chess_game.bitboard64 import Bitboards
 from games.chess_game.checks import gives_check
+from games.chess_game.move_codes import from_chess
 from tests.support.paths import DATA
 
 
@@ -34,7 +35,10 @@ def test_agrees_with_playing_the_move() -> None:
     for board in _boards():
         for move in board.legal_moves:
             expected = board.gives_check(move)
-            assert gives_check(Bitboards(board), move) == expected, (board.fen(), move.uci())
+            assert gives_check(Bitboards(board), from_chess(move)) == expected, (
+                board.fen(),
+                move.uci(),
+            )
             checks += expected
             total += 1
     assert total > 10_000
@@ -57,9 +61,10 @@ def test_the_cached_table_agrees_with_playing_the_move() -> None:
     total = 0
     for board, game in zip(boards, games, strict=True):
         for move in board.legal_moves:
-            assert game.gives_check(move) == board.gives_check(move), (board.fen(), move.uci())
+            code = from_chess(move)
+            assert game.gives_check(code) == board.gives_check(move), (board.fen(), move.uci())
             total += 1
             if total % 7 == 0:  # push and pop in between: the key changes and comes back
-                game.push(move)
+                game.push(code)
                 game.pop()
     assert total > 10_000

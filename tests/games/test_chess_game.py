@@ -11,6 +11,7 @@ import pytest
 
 from engine.game import Game, IllegalMoveError, InvalidPositionError
 from games.chess_game import ChessGame, from_fen, zobrist_key
+from games.chess_game.move_codes import from_chess, to_chess
 from games.registry import get_variant
 
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
@@ -24,7 +25,7 @@ def play(game: ChessGame, *moves: str) -> ChessGame:
     return game
 
 
-def random_playout(game: ChessGame, rng: random.Random, plies: int) -> list[chess.Move]:
+def random_playout(game: ChessGame, rng: random.Random, plies: int) -> list[int]:
     played = []
     for _ in range(plies):
         moves = game.legal_moves()
@@ -162,7 +163,9 @@ def test_chess960_castling_both_ways_is_king_takes_rook() -> None:
         R . . . . K . R
     """
     game = from_fen("r4k1r/8/8/8/8/8/8/R4K1R w HAha - 0 1", True)
-    castles = sorted(game.format_move(m) for m in game.legal_moves() if game.board.is_castling(m))
+    castles = sorted(
+        game.format_move(m) for m in game.legal_moves() if game.board.is_castling(to_chess(m))
+    )
     assert castles == ["f1a1", "f1h1"]
     expected = {
         "f1h1": "r4k1r/8/8/8/8/8/8/R4RK1 b ha - 1 1",
@@ -331,7 +334,7 @@ def keyed_playouts(fen: str, chess960: bool, games: int, seed: int) -> int:
                 break
             move = rng.choice(moves)
             game.push(move)
-            twin.push(move)
+            twin.push(to_chess(move))
             assert game.key() == zobrist_key(twin), twin.fen()
             if not chess960:
                 assert game.key() == chess.polyglot.zobrist_hash(twin)
@@ -484,7 +487,7 @@ def test_copy_is_independent_and_keeps_the_history() -> None:
 def test_copy_generates_moves_as_the_original_does() -> None:
     # Pins and checkers are kept per ply; a copy starts with none and finds its own.
     game = play(from_fen("4k3/8/8/8/1b6/8/3N4/4K2R w K - 0 1"), "e1f1", "b4a5", "f1e1")
-    assert "d2b3" not in {m.uci() for m in game.legal_moves()}  # the knight is pinned
+    assert "d2b3" not in {game.format_move(m) for m in game.legal_moves()}  # the knight is pinned
     assert game.legal_moves()  # the original fills its per-ply slots first
     twin = game.copy()
     assert twin.legal_moves() == game.legal_moves()
@@ -493,9 +496,11 @@ def test_copy_generates_moves_as_the_original_does() -> None:
     play(twin, "a5d2")  # takes the pinned knight, with check
     assert twin.in_check()
     assert not game.in_check()
-    assert [m.uci() for m in twin.legal_moves()] == [m.uci() for m in twin.board.legal_moves]
-    assert "e1d2" in {m.uci() for m in twin.legal_moves()}
-    assert game.legal_moves() == list(game.board.legal_moves)
+    assert [twin.format_move(m) for m in twin.legal_moves()] == [
+        m.uci() for m in twin.board.legal_moves
+    ]
+    assert "e1d2" in {twin.format_move(m) for m in twin.legal_moves()}
+    assert game.legal_moves() == [from_chess(m) for m in game.board.legal_moves]
 
 
 def test_display_shows_board_fen_key_and_checkers() -> None:

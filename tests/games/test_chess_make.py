@@ -16,6 +16,7 @@ import chess
 
 from games.chess_game.adapter import ChessGame
 from games.chess_game.bitboard64 import Bitboards, signed
+from games.chess_game.move_codes import to_chess
 from games.chess_game.zobrist import zobrist_key
 from tests.support.paths import DATA
 
@@ -86,10 +87,11 @@ def test_every_legal_move_leaves_python_chess_s_board() -> None:
         game = ChessGame(board)
         inner = game._synced()
         before = _fields(inner)
-        for move in game.legal_moves():
+        for code in game.legal_moves():
+            move = to_chess(code)
             expected = inner.copy()
             expected.push(move)
-            game.push(move)
+            game.push(code)
             assert game._synced() is inner
             assert _fields(inner) == _fields(expected), (board.fen(), move.uci())
             assert inner.fen() == expected.fen()
@@ -114,7 +116,7 @@ def test_first_move_cleans_castling_rights_as_python_chess_does() -> None:
     # Rights for a rook that is not there: python-chess drops them at the first push.
     board = chess.Board("4k3/8/8/8/8/8/8/4K2R w KQ - 0 1")
     game = ChessGame(board)
-    game.push(chess.Move.from_uci("e1d1"))
+    game.push(game.parse_move("e1d1"))
     expected = board.copy()
     expected.push(chess.Move.from_uci("e1d1"))
     assert _fields(game._synced()) == _fields(expected)
@@ -202,8 +204,9 @@ def test_every_legal_move_makes_the_record_python_chess_s_board_has() -> None:
         game = ChessGame(board)
         before = _record(game)
         assert before == _expected_record(board)
-        for move in game.legal_moves():
-            game.push(move)
+        for code in game.legal_moves():
+            game.push(code)
+            move = to_chess(code)
             expected = board.copy()
             expected.push(move)
             assert _record(game) == _expected_record(expected), (
@@ -241,7 +244,7 @@ def test_python_chess_catches_up_at_any_depth_and_pops_back() -> None:
                 elif moves:
                     move = rng.choice(moves)
                     game.push(move)
-                    reference.push(move)
+                    reference.push(to_chess(move))
             if rng.random() < 0.3:
                 assert game.fen() == reference.fen()
                 assert game._synced().move_stack == reference.move_stack

@@ -15,16 +15,16 @@ import pytest
 
 from games.chess_game.adapter import ChessGame
 from games.chess_game.bitboard64 import Bitboards, signed, unsigned
-from games.chess_game.movegen import (
-    MOVES,
-    legal_moves_not_in_check,
-    pinned_pieces,
-    promotions,
-    shared_move,
-)
+from games.chess_game.move_codes import MOVES, from_chess, move_code, promotions, to_chess
+from games.chess_game.movegen import legal_moves_not_in_check, pinned_pieces
 from tests.support.paths import DATA
 
 CHESS_DATA = DATA / "chess"
+
+
+def _chess(moves: list[int]) -> list[chess.Move]:
+    """The adapter's moves as python-chess's, to compare with its lists."""
+    return [to_chess(move) for move in moves]
 
 
 def _start_positions() -> list[chess.Board]:
@@ -81,10 +81,10 @@ def test_lists_equal_python_chess_in_order(positions: list[chess.Board]) -> None
     compared = pinned = checked = 0
     for board in positions:
         game = ChessGame(board)
-        assert game.legal_moves() == list(board.generate_legal_moves()), board.fen()
+        assert _chess(game.legal_moves()) == list(board.generate_legal_moves()), board.fen()
         for from_mask, to_mask in _masks(board):
             expected = list(board.generate_legal_moves(from_mask, to_mask))
-            moves = game._legal(signed(from_mask), signed(to_mask))
+            moves = _chess(game._legal(signed(from_mask), signed(to_mask)))
             assert moves == expected, (board.fen(), from_mask, to_mask)
             compared += 1
         king = board.king(board.turn)
@@ -105,8 +105,10 @@ def test_pinned_pieces_move_only_along_the_pin() -> None:
     board = chess.Board("4r2k/8/8/b7/4N3/2B5/8/r1R1K3 w - - 0 1")
     king = board.king(chess.WHITE)
     assert king is not None
-    moves = legal_moves_not_in_check(
-        Bitboards(board), king, signed(board._slider_blockers(king)), -1, -1
+    moves = _chess(
+        legal_moves_not_in_check(
+            Bitboards(board), king, signed(board._slider_blockers(king)), -1, -1
+        )
     )
     assert moves == list(board.generate_legal_moves())
     assert not [m for m in moves if m.from_square == chess.E4]
@@ -117,9 +119,9 @@ def test_pinned_pieces_move_only_along_the_pin() -> None:
 def test_en_passant_that_uncovers_a_rank_attack_is_left_out() -> None:
     board = chess.Board("8/8/8/K2pP2r/8/8/8/7k w - d6 0 1")
     game = ChessGame(board)
-    assert chess.Move.from_uci("e5d6") not in game.legal_moves()
+    assert move_code(chess.E5, chess.D6, 0) not in game.legal_moves()
     assert (
-        chess.Move.from_uci("e5d6")
+        move_code(chess.E5, chess.D6, 0)
         in ChessGame(chess.Board("8/8/8/3pP3/8/8/K7/7k w - d6 0 1")).legal_moves()
     )
 
@@ -127,9 +129,10 @@ def test_en_passant_that_uncovers_a_rank_attack_is_left_out() -> None:
 def test_generated_moves_are_the_shared_objects() -> None:
     game = ChessGame(chess.Board())
     moves = game.legal_moves()
-    assert all(m is MOVES[m.from_square][m.to_square] for m in moves)
+    assert all(m is MOVES[m & 63][(m >> 6) & 63] for m in moves)
     board = chess.Board("8/1P6/8/8/8/8/k7/4K3 w - - 0 1")
-    assert [m.uci() for m in promotions(chess.B7, chess.B8)] == ["b7b8q", "b7b8r", "b7b8b", "b7b8n"]
+    uci = [to_chess(m).uci() for m in promotions(chess.B7, chess.B8)]
+    assert uci == ["b7b8q", "b7b8r", "b7b8b", "b7b8n"]
     assert ChessGame(board).noisy_moves()[0] is promotions(chess.B7, chess.B8)[0]
 
 
@@ -144,7 +147,7 @@ def test_generated_moves_are_the_shared_objects() -> None:
 def test_evasions_equal_python_chess_in_order(fen: str, evasion: str) -> None:
     board = chess.Board(fen)
     assert board.is_check()
-    moves = ChessGame(board).legal_moves()
+    moves = _chess(ChessGame(board).legal_moves())
     assert moves == list(board.generate_legal_moves())
     assert chess.Move.from_uci(evasion) in moves
 
@@ -165,12 +168,12 @@ def test_every_move_handed_out_is_the_shared_object(fen: str, chess960: bool) ->
     board = chess.Board(fen, chess960=chess960)
     game = ChessGame(board)
     moves = game.legal_moves()
-    assert moves == list(board.generate_legal_moves())
+    assert _chess(moves) == list(board.generate_legal_moves())
     for move in moves:
-        shared = shared_move(move.from_square, move.to_square, move.promotion or 0)
-        assert move is shared, move.uci()
+        shared = from_chess(to_chess(move))
+        assert move is shared, to_chess(move).uci()
         assert game.code_move(game.move_code(move)) is shared
-        assert game.parse_move(move.uci()) is shared
+        assert game.parse_move(game.format_move(move)) is shared
     for move in game.noisy_moves() + game.quiet_moves():
-        assert any(move is m for m in moves), move.uci()
+        assert any(move is m for m in moves), to_chess(move).uci()
     assert ChessGame.moves_interned

@@ -7,6 +7,7 @@ import pytest
 
 from games.chess_game import from_fen
 from games.chess_game.bitboard64 import Bitboards
+from games.chess_game.move_codes import from_chess, to_chess
 from games.chess_game.see import SEE_VALUES, see_ge
 from tests.support.paths import DATA
 
@@ -83,7 +84,9 @@ def test_textbook_exchanges(fen: str, uci: str, value: int) -> None:
     move = chess.Move.from_uci(uci)
     assert reference_see(board, move) == value
     for threshold in (*THRESHOLDS, value - 1, value, value + 1):
-        assert see_ge(Bitboards(board), move, threshold) == (value >= threshold), threshold
+        assert see_ge(Bitboards(board), from_chess(move), threshold) == (value >= threshold), (
+            threshold
+        )
 
 
 def _suite_positions(limit: int) -> list[chess.Board]:
@@ -101,11 +104,11 @@ def test_every_capture_of_win_at_chess_agrees_with_the_board_exchange() -> None:
     for board in _suite_positions(300):
         game = from_fen(board.fen())
         for move in game.noisy_moves():
-            value = reference_see(board, move)
+            value = reference_see(board, to_chess(move))
             for threshold in THRESHOLDS:
                 assert game.see_ge(move, threshold) == (value >= threshold), (
                     board.fen(),
-                    move.uci(),
+                    game.format_move(move),
                     value,
                     threshold,
                 )
@@ -116,11 +119,11 @@ def test_every_capture_of_win_at_chess_agrees_with_the_board_exchange() -> None:
 def test_castling_wins_nothing() -> None:
     board = chess.Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
     for uci in ("e1g1", "e1c1"):
-        move = chess.Move.from_uci(uci)
+        move = from_chess(chess.Move.from_uci(uci))
         assert see_ge(Bitboards(board), move, 0)
         assert not see_ge(Bitboards(board), move, 1)
     chess960 = chess.Board("1r2k1r1/8/8/8/8/8/8/1R2K1R1 w GBgb - 0 1", chess960=True)
     castle = chess.Move.from_uci("e1g1")
     assert chess960.is_castling(castle)
-    assert see_ge(Bitboards(chess960), castle, 0)
-    assert not see_ge(Bitboards(chess960), castle, 1)
+    assert see_ge(Bitboards(chess960), from_chess(castle), 0)
+    assert not see_ge(Bitboards(chess960), from_chess(castle), 1)

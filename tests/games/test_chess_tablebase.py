@@ -14,7 +14,7 @@ import pytest
 
 from engine.game import Tablebase, TablebaseProbing
 from games.chess_game import ChessGame, from_fen
-from games.chess_game.movegen import shared_move
+from games.chess_game.move_codes import move_code, shared, to_chess
 from games.chess_game.tablebase import (
     FoundTables,
     SyzygySettings,
@@ -125,7 +125,7 @@ def test_the_game_carries_its_settings_through_copies_and_pickles(
     moves = game.tb_root_moves(True)
     assert moves
     # The search compares moves by identity: root moves must be the shared objects too.
-    assert all(m is shared_move(m.from_square, m.to_square, m.promotion or 0) for m in moves)
+    assert all(m is shared(m) for m in moves)
     plain = from_fen(game.fen())
     assert plain.tb_probing() is None and plain.tb_root_moves(True) is None
     assert pickle.loads(pickle.dumps(plain)).tablebases is None
@@ -151,12 +151,12 @@ def test_wdl_is_probed_only_right_after_a_capture_or_pawn_move(
     game = with_tables(ROOK_TRADE, settings)
     assert game.tb_pieces() == 5
     assert game.tb_wdl() is None  # five pieces: beyond the tables
-    game.push(chess.Move.from_uci("c2c3"))  # Rxc3: KRPvK, black to move
+    game.push(game.parse_move("c2c3"))  # Rxc3: KRPvK, black to move
     assert game.tb_pieces() == 4
     assert game.tb_wdl() == -2
-    game.push(chess.Move.from_uci("e5d4"))  # a king move: the counter runs again
+    game.push(game.parse_move("e5d4"))  # a king move: the counter runs again
     assert game.tb_wdl() is None
-    game.push(chess.Move.from_uci("e2e4"))  # a pawn move zeroes it
+    game.push(game.parse_move("e2e4"))  # a pawn move zeroes it
     assert game.tb_wdl() == -2
     castling = with_tables("4k3/8/8/8/8/8/8/R3K3 b Q - 0 1", settings)
     assert castling.tb_wdl() is None and castling.tb_root_moves(True) is None
@@ -168,8 +168,8 @@ def test_root_moves_keep_the_result_and_need_the_tables(settings: SyzygySettings
     assert moves is not None and set(moves) <= set(drawn.legal_moves())
     mate = with_tables("k7/8/1K6/8/8/8/8/6Q1 w - - 0 1", settings)
     won = mate.tb_root_moves(True)
-    assert won is not None and won[0] == chess.Move.from_uci("g1g8")  # mate zeroes at once
-    assert chess.Move.from_uci("g1g3") not in won  # stalemate
+    assert won is not None and won[0] == move_code(chess.G1, chess.G8, 0)  # mate zeroes at once
+    assert move_code(chess.G1, chess.G3, 0) not in won  # stalemate
     assert with_tables(ROOK_TRADE, settings).tb_root_moves(True) is None  # five pieces
 
 
@@ -186,11 +186,11 @@ def test_the_fifty_move_counter_narrows_a_win_to_the_fastest_zeroing(
     20 plies from the rule only the moves that zero in time keep the win."""
     relaxed = with_tables(KBN_WIN.format(clock=0), settings).tb_root_moves(True)
     assert relaxed is not None
-    texts = {move.uci() for move in relaxed}
+    texts = {to_chess(move).uci() for move in relaxed}
     assert len(texts) == 20 and "g5h6" not in texts  # every move but the bishop's loss
     pressed = with_tables(KBN_WIN.format(clock=80), settings).tb_root_moves(True)
     assert pressed is not None
-    assert {move.uci() for move in pressed} == KBN_FASTEST
+    assert {to_chess(move).uci() for move in pressed} == KBN_FASTEST
     fen = KBN_WIN.format(clock=80)
     assert {_child_dtz(tables, fen, move) for move in KBN_FASTEST} == {-19}
 
@@ -203,6 +203,6 @@ def test_without_dtz_tables_wins_are_ranked_by_wdl(tmp_path: Path) -> None:
     settings = SyzygySettings.from_found(wdl_only, probe_depth=1, probe_limit=7, rule50=True)
     moves = with_tables(KBN_WIN.format(clock=80), settings).tb_root_moves(True)
     assert moves is not None
-    assert {move.uci() for move in moves} == {
+    assert {to_chess(move).uci() for move in moves} == {
         m.uci() for m in chess.Board(KBN_WIN.format(clock=0)).legal_moves
     } - {"g5h6"}  # WDL cannot see the counter: every win

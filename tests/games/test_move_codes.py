@@ -12,6 +12,7 @@ import chess
 import pytest
 
 from engine.game import MOVE_CODE_LIMIT, MoveCodec
+from games.chess_game.move_codes import from_chess, shared, to_chess
 from games.registry import GAMES
 
 
@@ -57,4 +58,17 @@ def test_chess_decoding_is_independent_of_the_position() -> None:
     start = GAMES["chess"].new()
     e4 = start.parse_move("e2e4")
     elsewhere = GAMES["chess"].new("8/8/8/8/8/8/8/K6k w - - 0 1")
-    assert elsewhere.code_move(start.move_code(e4)) == chess.Move.from_uci("e2e4")
+    assert to_chess(elsewhere.code_move(start.move_code(e4))) == chess.Move.from_uci("e2e4")
+
+
+def test_chess_moves_cross_to_python_chess_and_back() -> None:
+    board = chess.Board("r3k2r/1P6/8/8/8/8/6p1/R3K2R w KQkq - 0 1")
+    moves = [*board.legal_moves, chess.Move.from_uci("g2h1n"), chess.Move.from_uci("e1c1")]
+    for move in moves:
+        code = from_chess(move)
+        assert to_chess(code) == move
+        assert code == move.from_square | move.to_square << 6 | (move.promotion or 0) << 12
+        assert code is shared(code)
+    for impossible in (chess.Move.null(), chess.Move.from_uci("N@e4")):
+        with pytest.raises(ValueError, match="not a chess board move"):
+            from_chess(impossible)
