@@ -40,9 +40,11 @@ STAGE_LOSING: Final = 4
 """Noisy moves that lose material by static exchange, after the quiet moves."""
 
 History = Counter[Hashable]
-"""History scores by move (or by the move's code, see ``history_key``): a ``Counter`` so
-unknown moves score 0 without being inserted.  The hot paths read it with ``get(key, 0)``:
-a miss through ``Counter.__getitem__`` runs its ``__missing__``, a Python-level call."""
+"""History scores by move: a ``Counter`` so unknown moves score 0 without being inserted.
+The hot paths read it with ``get(move, 0)``: a miss through ``Counter.__getitem__`` runs its
+``__missing__``, a Python-level call.  Keyed by the move itself, which hashes in C for every
+game here (ints, tuples of ints); python-chess's moves, with a Python-level ``__hash__``,
+never reach the search (:mod:`games.chess_game.move_codes`)."""
 
 
 def staged_moves(
@@ -55,14 +57,13 @@ def staged_moves(
     exchange: Callable[[Any, int], bool] | None = None,
     counter: Hashable | None = None,
     interned: bool = False,
-    history_key: Callable[[Any], Hashable] | None = None,
 ) -> Iterator[tuple[Any, int]]:
     """Yield ``(move, stage)`` for every legal move of ``game`` exactly once, best guess first.
 
     ``exchange(move, 0)`` (a game's ``see_ge``), when given, sends losing noisy moves to the
     last stage.  ``interned`` says equal moves are the same object (see :func:`take`).
-    ``history`` is keyed by ``history_key(move)`` when that is given, else by the move.  The
-    game must not be changed between steps except by balanced push/pop pairs.
+    ``history`` is keyed by the move itself.  The game must not be changed between steps
+    except by balanced push/pop pairs.
     """
     tt_noisy = False
     if tt_move is not None:
@@ -92,10 +93,7 @@ def staged_moves(
         yield counter, STAGE_KILLER
     if len(quiets) > 1:
         score = history.get
-        if history_key is None:
-            quiets.sort(key=lambda move: score(move, 0), reverse=True)
-        else:
-            quiets.sort(key=lambda move: score(history_key(move), 0), reverse=True)
+        quiets.sort(key=lambda move: score(move, 0), reverse=True)
     for move in quiets:
         yield move, STAGE_QUIET
     for move in losing:
@@ -127,7 +125,6 @@ def ordered_moves(
     tt_move: Hashable | None = None,
     killers: tuple[Hashable | None, Hashable | None] = (None, None),
     history: History | None = None,
-    history_key: Callable[[Any], Hashable] | None = None,
 ) -> list[Any]:
     """All legal moves in staged order, as a list (for the root and for tests)."""
     return [
@@ -138,6 +135,5 @@ def ordered_moves(
             killers[0],
             killers[1],
             Counter() if history is None else history,
-            history_key=history_key,
         )
     ]

@@ -160,11 +160,6 @@ def _check_by_playing(game: Game[Any]) -> Callable[[Any], bool]:
     return gives_check
 
 
-def _same_move(move: Any) -> Hashable:
-    """The history key of a move in a game without move codes: the move itself."""
-    return move  # type: ignore[no-any-return]
-
-
 def _no_gain() -> int:
     """Never called: ``max_gain`` is used only together with a game's ``see_ge``."""
     return INF
@@ -395,15 +390,8 @@ class Searcher:
         root_tt_move = None
         if root_entry is not None and root_entry.move in legal_root:
             root_tt_move = root_entry.move
-        # History is keyed by the game's move codes where it has them: an int hashes in C,
-        # a move object (python-chess's) through a Python-level ``__hash__`` on every lookup.
-        hist_key: Callable[[Any], Hashable] = (
-            game.move_code if isinstance(game, MoveCodec) else _same_move
-        )
         root_moves = (
-            ordered_moves(game, root_tt_move, history=hist_tables[root_side], history_key=hist_key)
-            if legal_root
-            else []
+            ordered_moves(game, root_tt_move, history=hist_tables[root_side]) if legal_root else []
         )
 
         # Step 3. Limits, as the driver derived them from ``go``: nodes, mate, the deadline.
@@ -868,7 +856,6 @@ class Searcher:
                 exchange=exchange_order,
                 counter=None if previous is None else counters_here.get(previous),
                 interned=interned,
-                history_key=hist_key,
             ):
                 legal += 1
                 prunable = False
@@ -904,7 +891,7 @@ class Searcher:
                         if use_improving and not improving:
                             r += 1
                         if use_history_lmr and r:
-                            h = hist.get(hist_key(move), 0)
+                            h = hist.get(move, 0)
                             if h > 0:
                                 r -= 1
                             elif h < 0:
@@ -943,14 +930,12 @@ class Searcher:
                                 if previous is not None:
                                     counters_here[previous] = move
                                 bonus = depth * depth if depth < 64 else 4096
-                                code = hist_key(move)
-                                h = hist.get(code, 0)
-                                hist[code] = h + bonus - h * bonus // _HIST_MAX
+                                h = hist.get(move, 0)
+                                hist[move] = h + bonus - h * bonus // _HIST_MAX
                                 if tried is not None:
                                     for q in tried:
-                                        code = hist_key(q)
-                                        h = hist.get(code, 0)
-                                        hist[code] = h - bonus - h * bonus // _HIST_MAX
+                                        h = hist.get(q, 0)
+                                        hist[q] = h - bonus - h * bonus // _HIST_MAX
                             break
                         alpha = s
                 if STAGE_KILLER <= stage <= STAGE_QUIET:
