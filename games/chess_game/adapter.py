@@ -49,7 +49,15 @@ from games.chess_game.bitboard64 import (
 from games.chess_game.checks import CheckSquares, check_squares, quick_gives_check
 from games.chess_game.evaluation import EvalTables, evaluate_fast, material_psq
 from games.chess_game.make import pop_move, push_null, push_plain
-from games.chess_game.move_codes import SharedMove, from_chess, shared, to_chess
+from games.chess_game.move_codes import (
+    PROMOTION_SHIFT,
+    SQUARE_MASK,
+    TO_SHIFT,
+    SharedMove,
+    from_chess,
+    shared,
+    to_chess,
+)
 from games.chess_game.movegen import (
     attackers_of,
     legal_evasions,
@@ -338,8 +346,8 @@ class ChessGame:
                 push_null(board)
             else:
                 node = nodes[index]
-                frm = code & 63
-                to = (code >> 6) & 63
+                frm = code & SQUARE_MASK
+                to = (code >> TO_SHIFT) & SQUARE_MASK
                 from_bb: i64 = SQUARE[frm]
                 to_bb: i64 = SQUARE[to]
                 piece = node.piece_type_on(from_bb)
@@ -384,12 +392,12 @@ class ChessGame:
             def rank(move: i64) -> int:
                 """Minus (8 x victim - attacker), queen promotions first, underpromotions
                 last (piece types: pawn 1 ... king 6; en passant takes a pawn)."""
-                to_square = (move >> 6) & 63
-                promotion = move >> 12
+                to_square = (move >> TO_SHIFT) & SQUARE_MASK
+                promotion = move >> PROMOTION_SHIFT
                 victim = node.piece_type_on(SQUARE[to_square])
                 if not victim and to_square == ep and not promotion:
                     victim = _PAWN
-                score = 8 * victim - node.piece_type_on(SQUARE[move & 63])
+                score = 8 * victim - node.piece_type_on(SQUARE[move & SQUARE_MASK])
                 if promotion:
                     score += 100 if promotion == _QUEEN else -100
                 return -score
@@ -410,19 +418,19 @@ class ChessGame:
             quiet: list[int] = []
             for i in range(len(moves)):
                 move = moves[i]
-                if (move >> 6) & 63 != ep or not pawns & SQUARE[move & 63]:
+                if (move >> TO_SHIFT) & SQUARE_MASK != ep or not pawns & SQUARE[move & SQUARE_MASK]:
                     quiet.append(shared_moves[i])
             return quiet
         return moves
 
     def is_noisy(self, move: i64) -> bool:
-        if move >> 12:
+        if move >> PROMOTION_SHIFT:
             return True
         node = self._node()
-        to = (move >> 6) & 63
+        to = (move >> TO_SHIFT) & SQUARE_MASK
         if (node.black if node.turn else node.white) & SQUARE[to]:
             return True
-        return to == node.ep_square and bool(node.pawns & SQUARE[move & 63])
+        return to == node.ep_square and bool(node.pawns & SQUARE[move & SQUARE_MASK])
 
     def see_ge(self, move: i64, threshold: int) -> bool:
         return see_ge(self._node(), move, threshold)
@@ -457,8 +465,8 @@ class ChessGame:
     def push(self, move: i64) -> None:
         node = self._node()
         child = self._child()
-        frm = move & 63
-        to = (move >> 6) & 63
+        frm = move & SQUARE_MASK
+        to = (move >> TO_SHIFT) & SQUARE_MASK
         us = node.turn
         from_bb: i64 = SQUARE[frm]
         to_bb: i64 = SQUARE[to]
@@ -494,7 +502,7 @@ class ChessGame:
                 victim = to - 8 if us else to + 8
                 key ^= PIECE_KEYS[not us][_PAWN][victim]
                 psq -= tables.psq[not us][_PAWN][victim]
-            promotion = move >> 12
+            promotion = move >> PROMOTION_SHIFT
             new_type = promotion if promotion else piece_type
             key ^= keys[piece_type][frm] ^ keys[new_type][to]
             psq += squares[new_type][to] - squares[piece_type][frm]

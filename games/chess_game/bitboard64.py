@@ -31,6 +31,8 @@ import chess
 from librt.vecs import vec
 from mypy_extensions import i64
 
+from games.chess_game.move_codes import PROMOTION_SHIFT, SQUARE_MASK, TO_SHIFT
+
 __all__ = [
     "BETWEEN",
     "BISHOP",
@@ -343,8 +345,8 @@ class Bitboards:
         is the moving piece's type, ``captured`` the type on the target square (0 for none and
         for en passant, which is recognised here).  The adapter's key, king and checkers are
         left to the caller."""
-        frm = move & 63
-        to = (move >> 6) & 63
+        frm = move & SQUARE_MASK
+        to = (move >> TO_SHIFT) & SQUARE_MASK
         us = parent.turn
         from_bb: i64 = SQUARE[frm]
         to_bb: i64 = SQUARE[to]
@@ -361,7 +363,7 @@ class Bitboards:
                 self.ep_square = (frm + to) >> 1
             elif to == parent.ep_square:
                 self._flip(PAWN, SQUARE[to - 8 if us else to + 8], not us)
-            promotion = move >> 12
+            promotion = move >> PROMOTION_SHIFT
             if promotion:
                 landing = promotion
         self._flip(piece, from_bb, us)

@@ -31,6 +31,7 @@ from games.chess_game.bitboard64 import (
     msb,
     rook_attacks,
 )
+from games.chess_game.move_codes import PROMOTION_SHIFT, SQUARE_MASK, TO_SHIFT
 
 __all__ = ["CheckSquares", "check_squares", "gives_check", "quick_gives_check"]
 
@@ -39,8 +40,8 @@ def gives_check(boards: Bitboards, move: i64) -> bool:
     """Whether the legal ``move`` leaves the opponent in check (``boards``: the position's
     sets as native words)."""
     us = boards.turn
-    frm = move & 63
-    to = (move >> 6) & 63
+    frm = move & SQUARE_MASK
+    to = (move >> TO_SHIFT) & SQUARE_MASK
     from_bb: i64 = SQUARE[frm]
     to_bb: i64 = SQUARE[to]
     piece = boards.piece_type_on(from_bb)
@@ -57,7 +58,7 @@ def gives_check(boards: Bitboards, move: i64) -> bool:
     if piece == PAWN and to == boards.ep_square and not boards.occupied & to_bb:
         occupied &= ~SQUARE[to - 8 if us else to + 8]
     mine = (mine & ~from_bb) | to_bb
-    promotion = move >> 12
+    promotion = move >> PROMOTION_SHIFT
     moved = promotion or piece
     vacated = ~(from_bb | to_bb)  # the mover leaves, a captured piece disappears
     pawns = boards.pawns & vacated
@@ -132,13 +133,18 @@ def quick_gives_check(boards: Bitboards, move: i64, info: CheckSquares) -> bool:
     """:func:`gives_check` for a position whose :func:`check_squares` are known: a table
     lookup for plain moves; promotions, en passant and castling take the long way (their
     lines change in ways the table does not see)."""
-    frm = move & 63
-    to = (move >> 6) & 63
+    frm = move & SQUARE_MASK
+    to = (move >> TO_SHIFT) & SQUARE_MASK
     from_bb: i64 = SQUARE[frm]
     piece = boards.piece_type_on(from_bb)
     # Kings (castling moves the rook too), empty squares, en passant and promotions take the
     # long way.
-    if piece == KING or not piece or move >> 12 or (piece == PAWN and to == boards.ep_square):
+    if (
+        piece == KING
+        or not piece
+        or move >> PROMOTION_SHIFT
+        or (piece == PAWN and to == boards.ep_square)
+    ):
         return gives_check(boards, move)
     to_bb: i64 = SQUARE[to]
     if piece == PAWN:

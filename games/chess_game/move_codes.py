@@ -28,9 +28,12 @@ import chess
 
 __all__ = [
     "MOVES",
+    "PROMOTION_SHIFT",
+    "SQUARE_MASK",
+    "TO_SHIFT",
     "SharedMove",
+    "encode",
     "from_chess",
-    "move_code",
     "promotions",
     "shared",
     "to_chess",
@@ -42,21 +45,30 @@ hands a move on (returns it, stores it), because compiled code keeps an ``Any`` 
 object it is but unboxes an ``int`` and boxes it again as a new object.  Parameters that only
 read a move's fields are plain ``int``."""
 
-_PROMOTION_SHIFT: Final = 12
-_CODES: Final = (chess.QUEEN + 1) << _PROMOTION_SHIFT
+SQUARE_MASK: Final = 63
+"""A move's from-square is ``move & SQUARE_MASK``."""
+TO_SHIFT: Final = 6
+"""A move's to-square is ``(move >> TO_SHIFT) & SQUARE_MASK``."""
+PROMOTION_SHIFT: Final = 12
+"""A move's promotion piece (0: none) is ``move >> PROMOTION_SHIFT``.
+
+The three layout constants are ``Final`` literals, so compiled readers elsewhere in the
+adapter (make, the check test, static exchange) get them inlined as C constants: one place
+says how a move is laid out, at no cost on the hot path."""
+_CODES: Final = (chess.QUEEN + 1) << PROMOTION_SHIFT
 """Codes run below this: a queen promotion has the largest."""
 
 _SHARED: Final[tuple[SharedMove, ...]] = tuple(range(_CODES))
 """``_SHARED[code]``: the one int object of each code (``range`` makes each value once)."""
 
 MOVES: Final[tuple[tuple[SharedMove, ...], ...]] = tuple(
-    tuple(_SHARED[frm | to << 6] for to in chess.SQUARES) for frm in chess.SQUARES
+    tuple(_SHARED[frm | to << TO_SHIFT] for to in chess.SQUARES) for frm in chess.SQUARES
 )
 """``MOVES[from][to]``: the plain move from ``from`` to ``to``, as its shared object."""
 
 _PROMOTION_PIECES: Final = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
 _PROMOTION_MOVES: Final[tuple[tuple[SharedMove, ...], ...]] = tuple(
-    tuple(_SHARED[frm | to << 6 | piece << _PROMOTION_SHIFT] for piece in _PROMOTION_PIECES)
+    tuple(_SHARED[frm | to << TO_SHIFT | piece << PROMOTION_SHIFT] for piece in _PROMOTION_PIECES)
     if chess.square_rank(to) in (0, 7)
     else ()
     for frm in chess.SQUARES
@@ -66,13 +78,13 @@ _PROMOTION_MOVES: Final[tuple[tuple[SharedMove, ...], ...]] = tuple(
 (python-chess's order); empty for other squares."""
 
 
-def move_code(frm: int, to: int, promotion: int) -> SharedMove:
+def encode(frm: int, to: int, promotion: int) -> SharedMove:
     """The move ``frm``-``to`` promoting to ``promotion`` (0: none), as its shared object."""
-    return _SHARED[frm | to << 6 | promotion << _PROMOTION_SHIFT]
+    return _SHARED[frm | to << TO_SHIFT | promotion << PROMOTION_SHIFT]
 
 
 def shared(code: int) -> SharedMove:
-    """The shared object of ``code``, a number made by :func:`move_code` (for instance one
+    """The shared object of ``code``, a number made by :func:`encode` (for instance one
     read back from the transposition table)."""
     return _SHARED[code]
 
@@ -86,9 +98,11 @@ def from_chess(move: chess.Move) -> SharedMove:
     """python-chess's ``move`` as the adapter's move (a drop or null move has none)."""
     if move.drop or not move:
         raise ValueError(f"not a chess board move: {move.uci()}")
-    return move_code(move.from_square, move.to_square, move.promotion or 0)
+    return encode(move.from_square, move.to_square, move.promotion or 0)
 
 
 def to_chess(move: int) -> chess.Move:
     """The adapter's ``move`` as python-chess's."""
-    return chess.Move(move & 63, (move >> 6) & 63, (move >> _PROMOTION_SHIFT) or None)
+    return chess.Move(
+        move & SQUARE_MASK, (move >> TO_SHIFT) & SQUARE_MASK, (move >> PROMOTION_SHIFT) or None
+    )

@@ -38,6 +38,7 @@ from games.chess_game.bitboard64 import (
     lsb,
     rook_attacks,
 )
+from games.chess_game.move_codes import PROMOTION_SHIFT, SQUARE_MASK, TO_SHIFT
 
 __all__ = ["SEE_VALUES", "see_ge"]
 
@@ -54,8 +55,8 @@ def see_ge(boards: Bitboards, move: i64, threshold: int) -> bool:
     Castling and other non-captures gain nothing (a promotion gains its piece over the pawn),
     so for them the answer is ``threshold <= gain`` unless the moved piece can be taken.
     """
-    frm = move & 63
-    to = (move >> 6) & 63
+    frm = move & SQUARE_MASK
+    to = (move >> TO_SHIFT) & SQUARE_MASK
     to_bb: i64 = SQUARE[to]
     from_bb: i64 = SQUARE[frm]
     us = boards.turn
@@ -76,7 +77,7 @@ def see_ge(boards: Bitboards, move: i64, threshold: int) -> bool:
             return threshold <= 0  # standard castling
     else:
         victim_value = SEE_VALUES[victim]
-    promotion = move >> 12
+    promotion = move >> PROMOTION_SHIFT
     swap = victim_value - threshold
     if promotion:
         swap += SEE_VALUES[promotion] - _PAWN_VALUE

@@ -15,7 +15,7 @@ import pytest
 
 from games.chess_game.adapter import ChessGame
 from games.chess_game.bitboard64 import Bitboards, signed, unsigned
-from games.chess_game.move_codes import MOVES, from_chess, move_code, promotions, to_chess
+from games.chess_game.move_codes import MOVES, encode, from_chess, promotions, to_chess
 from games.chess_game.movegen import legal_moves_not_in_check, pinned_pieces
 from tests.support.paths import DATA
 
@@ -119,9 +119,9 @@ def test_pinned_pieces_move_only_along_the_pin() -> None:
 def test_en_passant_that_uncovers_a_rank_attack_is_left_out() -> None:
     board = chess.Board("8/8/8/K2pP2r/8/8/8/7k w - d6 0 1")
     game = ChessGame(board)
-    assert move_code(chess.E5, chess.D6, 0) not in game.legal_moves()
+    assert encode(chess.E5, chess.D6, 0) not in game.legal_moves()
     assert (
-        move_code(chess.E5, chess.D6, 0)
+        encode(chess.E5, chess.D6, 0)
         in ChessGame(chess.Board("8/8/8/3pP3/8/8/K7/7k w - d6 0 1")).legal_moves()
     )
 

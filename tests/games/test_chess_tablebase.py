@@ -14,7 +14,7 @@ import pytest
 
 from engine.game import Tablebase, TablebaseProbing
 from games.chess_game import ChessGame, from_fen
-from games.chess_game.move_codes import move_code, shared, to_chess
+from games.chess_game.move_codes import encode, shared, to_chess
 from games.chess_game.tablebase import (
     FoundTables,
     SyzygySettings,
@@ -168,8 +168,8 @@ def test_root_moves_keep_the_result_and_need_the_tables(settings: SyzygySettings
     assert moves is not None and set(moves) <= set(drawn.legal_moves())
     mate = with_tables("k7/8/1K6/8/8/8/8/6Q1 w - - 0 1", settings)
     won = mate.tb_root_moves(True)
-    assert won is not None and won[0] == move_code(chess.G1, chess.G8, 0)  # mate zeroes at once
-    assert move_code(chess.G1, chess.G3, 0) not in won  # stalemate
+    assert won is not None and won[0] == encode(chess.G1, chess.G8, 0)  # mate zeroes at once
+    assert encode(chess.G1, chess.G3, 0) not in won  # stalemate
     assert with_tables(ROOK_TRADE, settings).tb_root_moves(True) is None  # five pieces
 
 
