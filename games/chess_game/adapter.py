@@ -67,9 +67,11 @@ from games.chess_game.movegen import (
 from games.chess_game.see import SEE_VALUES, see_ge
 from games.chess_game.tablebase import SyzygySettings, probe_wdl, root_moves
 from games.chess_game.zobrist import (
-    PIECE_KEYS,
-    TURN_KEY,
+    PIECE_KEYS64,
+    TURN_KEY64,
+    WHITE_KEYS,
     castling_key,
+    castling_key64,
     ep_key,
     ep_key_after_double_step,
     zobrist_key,
@@ -238,13 +240,9 @@ class ChessGame:
 
     __slots__ = (
         "_board",
-        "_castle_z",
         "_checks",
         "_checks_key",
-        "_ep_z",
         "_evaluator",
-        "_key",
-        "_keys",
         "_nodes",
         "_psq",
         "_root_ply",
@@ -285,17 +283,15 @@ class ChessGame:
         self._board = root
         self._synced_plies = 0
         self._root_ply = root.ply()
-        self._key = zobrist_key(root)
-        self._ep_z = ep_key(root)
-        self._castle_z = castling_key(root.clean_castling_rights())
         self._psq = material_psq(root, self._tables)
         self._window = 0
         self._checks: CheckSquares | None = None
-        self._checks_key = -1
-        self._keys = [self._key]
-        self._undo: list[tuple[int, int, int, int, int]] = []
+        self._checks_key: i64 = -1
+        self._undo: list[tuple[int, int]] = []
         node = Bitboards(root)
-        node.key = self._key
+        node.key = signed(zobrist_key(root))
+        node.ep_key = signed(ep_key(root))
+        node.castling_key = signed(castling_key(root.clean_castling_rights()))
         self._nodes: list[Bitboards] = [node]
         self._know_king(node)
         self._tb: SyzygySettings | None = None
@@ -455,7 +451,7 @@ class ChessGame:
     def gives_check(self, move: i64) -> bool:
         """Consecutive questions at one node (the search asks for each quiet move it would
         prune) share the position's check squares, computed at the first."""
-        key = self._key
+        key = self._node().key
         if key != self._checks_key:
             self._checks = check_squares(self._node())
             self._checks_key = key
@@ -475,18 +471,24 @@ class ChessGame:
             raise IllegalMoveError(f"no piece of the side to move on {chess.SQUARE_NAMES[frm]}")
         piece_type = node.piece_type_on(from_bb)
         tables = self._tables
-        keys = PIECE_KEYS[us]
+        ours_keys = WHITE_KEYS if us else 0
+        theirs_keys = 0 if us else WHITE_KEYS
         squares = tables.psq[us]
-        key = self._key ^ TURN_KEY ^ self._ep_z
+        key = node.key ^ TURN_KEY64 ^ node.ep_key
         psq = self._psq
         reversible = piece_type != _PAWN
         rook_from = castling_rook(ours, frm, to) if piece_type == _KING else -1
         if rook_from >= 0:
             # Castling, as king-takes-rook (Chess960) or king-two-squares (standard).
             king_to, rook_to = castling_targets(frm, rook_from)
-            king_keys = keys[_KING]
-            rook_keys = keys[_ROOK]
-            key ^= king_keys[frm] ^ king_keys[king_to] ^ rook_keys[rook_from] ^ rook_keys[rook_to]
+            king_keys = ours_keys + _KING * 64
+            rook_keys = ours_keys + _ROOK * 64
+            key ^= (
+                PIECE_KEYS64[king_keys + frm]
+                ^ PIECE_KEYS64[king_keys + king_to]
+                ^ PIECE_KEYS64[rook_keys + rook_from]
+                ^ PIECE_KEYS64[rook_keys + rook_to]
+            )
             king_sq = squares[_KING]
             rook_sq = squares[_ROOK]
             psq += king_sq[king_to] - king_sq[frm] + rook_sq[rook_to] - rook_sq[rook_from]
@@ -495,42 +497,42 @@ class ChessGame:
             captured = 0
             if (node.black if us else node.white) & to_bb:
                 captured = node.piece_type_on(to_bb)
-                key ^= PIECE_KEYS[not us][captured][to]
+                key ^= PIECE_KEYS64[theirs_keys + captured * 64 + to]
                 psq -= tables.psq[not us][captured][to]
                 reversible = False
             elif piece_type == _PAWN and to == node.ep_square:
                 victim = to - 8 if us else to + 8
-                key ^= PIECE_KEYS[not us][_PAWN][victim]
+                key ^= PIECE_KEYS64[theirs_keys + _PAWN * 64 + victim]
                 psq -= tables.psq[not us][_PAWN][victim]
             promotion = move >> PROMOTION_SHIFT
             new_type = promotion if promotion else piece_type
-            key ^= keys[piece_type][frm] ^ keys[new_type][to]
+            key ^= (
+                PIECE_KEYS64[ours_keys + piece_type * 64 + frm]
+                ^ PIECE_KEYS64[ours_keys + new_type * 64 + to]
+            )
             psq += squares[new_type][to] - squares[piece_type][frm]
             child.play(node, move, piece_type, captured)
-        castle_z = self._castle_z
+        castle_z = node.castling_key
         if child.castling != node.castling:
-            castle_z = castling_key(unsigned(child.castling))
-            key ^= self._castle_z ^ castle_z
-        ep_z = 0
+            castle_z = castling_key64(child.castling)
+            key ^= node.castling_key ^ castle_z
+        ep_z: i64 = 0
         if child.ep_square >= 0:
             ep_z = ep_key_after_double_step(
                 child.pawns & (child.white if child.turn else child.black), to
             )
             key ^= ep_z
-        self._undo.append((self._key, self._ep_z, self._castle_z, self._psq, self._window))
+        self._undo.append((self._psq, self._window))
         child.move = move
         child.key = key
+        child.ep_key = ep_z
+        child.castling_key = castle_z
         self._know_king(child)
-        self._key = key
-        self._ep_z = ep_z
-        self._castle_z = castle_z
         self._psq = psq
         self._window = self._window + 1 if reversible else 0
-        self._keys.append(key)
 
     def pop(self) -> None:
-        self._keys.pop()
-        (self._key, self._ep_z, self._castle_z, self._psq, self._window) = self._undo.pop()
+        (self._psq, self._window) = self._undo.pop()
         if self._synced_plies > len(self._undo):
             pop_move(self._board)
             self._synced_plies -= 1
@@ -544,15 +546,15 @@ class ChessGame:
         return node.checkers == 0
 
     def push_null(self) -> None:
+        node = self._node()
         child = self._child()
-        child.pass_turn(self._node())
-        self._undo.append((self._key, self._ep_z, self._castle_z, self._psq, self._window))
+        child.pass_turn(node)
+        self._undo.append((self._psq, self._window))
         child.move = 0
-        self._key ^= TURN_KEY ^ self._ep_z
-        self._ep_z = 0
+        child.key = node.key ^ TURN_KEY64 ^ node.ep_key
+        child.ep_key = 0
+        child.castling_key = node.castling_key
         self._window = 0  # positions before a pass are not repetitions of positions after it
-        self._keys.append(self._key)
-        child.key = self._key
         self._know_king(child)
 
     # -- state -----------------------------------------------------------------------------
@@ -568,9 +570,15 @@ class ChessGame:
             return True
         window = self._window
         if window >= 4:
-            keys = self._keys
-            n = len(keys)
-            return self._key in keys[n - 1 - (window & ~1) : n - 4 : 2]
+            # The same side to move 4, 6, ... plies back, within the reversible plies.
+            nodes = self._nodes
+            ply = len(self._undo)
+            key = nodes[ply].key
+            earlier = ply - (window & ~1)
+            while earlier <= ply - 4:
+                if nodes[earlier].key == key:
+                    return True
+                earlier += 2
         return False
 
     def terminal_value(self) -> int:
@@ -586,7 +594,9 @@ class ChessGame:
         return self._node().checkers != 0
 
     def key(self) -> int:
-        return self._key
+        """The Zobrist key (:mod:`games.chess_game.zobrist`: the Polyglot key of a standard
+        position); the records hold it as a native signed word."""
+        return unsigned(self._node().key)
 
     @property
     def side(self) -> int:
@@ -610,7 +620,7 @@ class ChessGame:
         if not tables.exact:
             return _clamped(self._evaluator.evaluate(evaluation.features(self._synced())))
         cache = tables.eval_cache
-        key = self._key
+        key = self._node().key
         value = cache.get(key)
         if value is None:
             value = _clamped(evaluate_fast(self._node(), self._psq, tables))
@@ -762,7 +772,7 @@ class ChessGame:
         lines.append("   a   b   c   d   e   f   g   h")
         lines.append("")
         lines.append(f"Fen: {self.fen()}")
-        lines.append(f"Key: {self._key:016X}")
+        lines.append(f"Key: {unsigned(self._node().key):016X}")
         checkers = " ".join(chess.SQUARE_NAMES[sq] for sq in b.checkers())
         lines.append(f"Checkers: {checkers}".rstrip())
         return "\n".join(lines)

@@ -290,8 +290,15 @@ class Bitboards:
     """
 
     def __init__(self, board: chess.Board | None = None) -> None:
-        self.key: int = -1
-        """Whose boards these are: the adapter's Zobrist key of the position (-1: none)."""
+        self.key: i64 = -1
+        """The adapter's Zobrist key of the position, as a native signed word (set by the
+        adapter; each ply's record keeps its key, so unmaking restores nothing and the
+        repetition test reads the keys of earlier plies from their records)."""
+        self.ep_key: i64 = 0
+        """The en passant part of :attr:`key` (0: none), which the next move takes out."""
+        self.castling_key: i64 = 0
+        """The castling-rights part of :attr:`key`, which a move that changes the rights
+        replaces."""
         self.turn: bool = True
         self.ep_square: i64 = -1
         self.castling: i64 = 0
@@ -319,7 +326,7 @@ class Bitboards:
         if board is not None:
             self.load(board, -1)
 
-    def load(self, board: chess.Board, key: int) -> None:
+    def load(self, board: chess.Board, key: i64) -> None:
         occupied_co = board.occupied_co
         ep = board.ep_square
         self.key = key

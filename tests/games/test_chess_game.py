@@ -398,6 +398,24 @@ def test_first_repetition_is_terminal_and_draw() -> None:
     assert not game.is_terminal()
 
 
+def test_a_repetition_eight_plies_back_is_seen_also_through_the_callers_history() -> None:
+    # Each ply's record keeps its key; the test walks back over every second record.
+    cycle = ("g1f3", "g8f6", "b1c3", "b8c6", "f3g1", "f6g8", "c3b1")
+    game = from_fen(chess.STARTING_FEN)
+    for uci in cycle:
+        play(game, uci)
+        assert not game.is_terminal(), uci
+    play(game, "c6b8")
+    assert game.is_terminal(), "the start position came back after eight plies"
+    board = chess.Board()
+    for uci in cycle:
+        board.push_uci(uci)
+    replayed = ChessGame(board)
+    assert not replayed.is_terminal()
+    play(replayed, "c6b8")
+    assert replayed.is_terminal(), "the caller's moves count for repetitions"
+
+
 def test_repetition_counts_from_the_last_capture_and_not_across_a_null_move() -> None:
     game = from_fen("4k3/8/8/8/8/8/r7/R3K3 w - - 0 1")
     play(game, "a1a2", "e8d8", "e1d1", "d8e8")
