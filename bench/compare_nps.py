@@ -1,6 +1,6 @@
 """Nodes per second of ``brudno bench`` now against an earlier commit, in one run.
 
-    python bench/compare_nps.py [--ref COMMIT] [--rounds N]
+    python bench/compare_nps.py [--ref COMMIT] [--rounds N] [--depth 7]
     python bench/compare_nps.py --instructions [--ref COMMIT] [--depth 5]
 
 Checks the reference commit out into a temporary git worktree, then runs ``brudno bench``
@@ -9,7 +9,10 @@ searches see the same machine load, interleaved), and prints every run and the m
 per second of each side.  The default reference is the commit before issue 16's search and
 evaluation work began.  The node counts differ whenever the search or the evaluation changed
 (the tree is another one); nodes per second is what the comparison is about.  Run it on a
-quiet machine: load shifts both sides, but not always by the same amount.
+quiet machine: load shifts both sides, but not always by the same amount.  ``--depth`` makes
+each timed run search deeper than the bench's default: the default search takes about a tenth
+of a second, which the bench's millisecond clock and the machine's jitter turn into swings of
+20-30% between runs, where depth 7 runs for a second or so.
 
 When this checkout runs compiled (mypyc extensions beside its sources, as an editable install
 or ``python setup.py build_ext --inplace`` leaves them), the reference tree is compiled the same
@@ -43,11 +46,13 @@ _NODES = re.compile(r"Nodes searched: (\d+)")
 _IREFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
-def _bench(tree: Path) -> tuple[int, int]:
-    """(nodes, nodes per second) of one ``brudno bench`` run from the source tree ``tree``."""
+def _bench(tree: Path, depth: int | None) -> tuple[int, int]:
+    """(nodes, nodes per second) of one ``brudno bench`` run from the source tree ``tree``
+    (to ``depth``, or the bench's default depth)."""
     env = dict(os.environ, PYTHONPATH=str(tree))
+    depth_args = [] if depth is None else ["--depth", str(depth)]
     out = subprocess.run(
-        [sys.executable, "-m", "brudno", "bench"],
+        [sys.executable, "-m", "brudno", "bench", *depth_args],
         cwd=tree,
         env=env,
         capture_output=True,
@@ -140,7 +145,12 @@ def main() -> None:
         action="store_true",
         help="count instructions under valgrind instead of timing (load does not matter)",
     )
-    parser.add_argument("--depth", type=int, default=5, help="bench depth for --instructions")
+    parser.add_argument(
+        "--depth",
+        type=int,
+        default=None,
+        help="bench depth (default: the bench's own when timing, 5 with --instructions)",
+    )
     parser.add_argument(
         "--build",
         choices=("auto", "yes", "no"),
@@ -162,12 +172,12 @@ def main() -> None:
             if args.build == "yes" or (args.build == "auto" and _compiled_in_place(HERE)):
                 _build(ref_tree)
             if args.instructions:
-                _compare_instructions({args.ref: ref_tree, head: HERE}, args.depth)
+                _compare_instructions({args.ref: ref_tree, head: HERE}, args.depth or 5)
                 return
             runs: dict[str, list[int]] = {args.ref: [], head: []}
             for round_ in range(1, args.rounds + 1):
                 for name, tree in ((args.ref, ref_tree), (head, HERE)):
-                    nodes, nps = _bench(tree)
+                    nodes, nps = _bench(tree, args.depth)
                     runs[name].append(nps)
                     print(f"round {round_} {name}: nodes {nodes} nps {nps}", flush=True)
         finally:
