@@ -32,7 +32,7 @@ import chess
 from chess.polyglot import POLYGLOT_RANDOM_ARRAY
 from mypy_extensions import i64
 
-from games.chess_game.bitboard64 import lsb, signed, signed_table
+from games.chess_game.bitboard64 import SQUARE, msb, signed, signed_table
 
 __all__ = [
     "CASTLING_KEYS",
@@ -143,9 +143,13 @@ def castling_key(rights: chess.Bitboard) -> int:
 def castling_key64(rights: i64) -> i64:
     """:func:`castling_key` of ``rights`` (as a native word), as a native signed word."""
     key: i64 = 0
+    # Each square's bit taken out by XOR with its table entry, not by ``rights & (rights -
+    # 1)``: in pure Python a rook on h8 makes ``rights`` negative, and that would never
+    # reach 0.
     while rights:
-        key ^= _CASTLING64[lsb(rights)]
-        rights &= rights - 1
+        square = msb(rights)
+        key ^= _CASTLING64[square]
+        rights ^= SQUARE[square]
     return key
 
 
