@@ -70,7 +70,6 @@ from games.chess_game.zobrist import (
     PIECE_KEYS64,
     TURN_KEY64,
     WHITE_KEYS,
-    castling_key,
     castling_key64,
     ep_key,
     ep_key_after_double_step,
@@ -291,7 +290,7 @@ class ChessGame:
         node = Bitboards(root)
         node.key = signed(zobrist_key(root))
         node.ep_key = signed(ep_key(root))
-        node.castling_key = signed(castling_key(root.clean_castling_rights()))
+        node.castling_key = castling_key64(node.castling)
         self._nodes: list[Bitboards] = [node]
         self._know_king(node)
         self._tb: SyzygySettings | None = None
@@ -451,12 +450,12 @@ class ChessGame:
     def gives_check(self, move: i64) -> bool:
         """Consecutive questions at one node (the search asks for each quiet move it would
         prune) share the position's check squares, computed at the first."""
-        key = self._node().key
-        if key != self._checks_key:
-            self._checks = check_squares(self._node())
-            self._checks_key = key
+        node = self._node()
+        if node.key != self._checks_key:
+            self._checks = check_squares(node)
+            self._checks_key = node.key
         info = self._checks
-        return info is not None and quick_gives_check(self._node(), move, info)
+        return info is not None and quick_gives_check(node, move, info)
 
     def push(self, move: i64) -> None:
         node = self._node()

@@ -32,7 +32,7 @@ import chess
 from chess.polyglot import POLYGLOT_RANDOM_ARRAY
 from mypy_extensions import i64
 
-from games.chess_game.bitboard64 import SQUARE, msb, signed, signed_table
+from games.chess_game.bitboard64 import SQUARE, msb, signed, signed_table, unsigned
 
 __all__ = [
     "CASTLING_KEYS",
@@ -132,12 +132,7 @@ _BESIDE: Final = signed_table(
 
 def castling_key(rights: chess.Bitboard) -> int:
     """Key contribution of a set of castling rook squares (as ``clean_castling_rights()``)."""
-    key = 0
-    while rights:
-        low = rights & -rights
-        key ^= CASTLING_KEYS[low.bit_length() - 1]
-        rights ^= low
-    return key
+    return unsigned(castling_key64(signed(rights)))
 
 
 def castling_key64(rights: i64) -> i64:
@@ -168,9 +163,8 @@ def ep_key(board: chess.Board) -> int:
     if ep is None:
         return 0
     pawn_square = ep - 8 if board.turn == chess.WHITE else ep + 8
-    if signed(board.pawns & board.occupied_co[board.turn]) & _BESIDE[pawn_square]:
-        return EP_KEYS[pawn_square & 7]
-    return 0
+    capturers = signed(board.pawns & board.occupied_co[board.turn])
+    return unsigned(ep_key_after_double_step(capturers, pawn_square))
 
 
 def zobrist_key(board: chess.Board) -> int:
