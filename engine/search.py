@@ -74,7 +74,17 @@ from engine.ordering import (
     staged_moves,
 )
 from engine.score import DRAW, INF, MATE, MATE_BOUND, MAX_PLY, TB_BOUND, TB_WIN
-from engine.tt import EXACT, EXHAUSTIVE, LOWER, UPPER, TranspositionTable
+from engine.tt import (
+    EXACT,
+    EXHAUSTIVE,
+    LOWER,
+    UPPER,
+    TranspositionTable,
+    entry_bound,
+    entry_depth,
+    entry_eval,
+    entry_score,
+)
 
 MAX_DEPTH: Final = 128
 """Deepest iteration; an ``infinite`` search that gets here returns (the session waits)."""
@@ -449,7 +459,6 @@ class Searcher:
         legal_moves = game.legal_moves
         noisy_moves = game.noisy_moves
         is_noisy = game.is_noisy
-        probe = tt.probe
         store = tt.store
         use_qs = cfg.quiescence
         use_tt_cut = cfg.tt_cutoffs
@@ -540,15 +549,15 @@ class Searcher:
                 return evaluate()
             events_at_entry = events
             key = key_fn()
-            entry = probe(key)
+            entry = tt.lookup(key)
             ev = None
-            if entry is not None:
-                tt_score = entry[1]
+            if entry:
+                tt_score = entry_score(entry)
                 if tt_score >= MATE_BOUND:
                     tt_score -= ply
                 elif tt_score <= -MATE_BOUND:
                     tt_score += ply
-                tt_bound = entry[3]
+                tt_bound = entry_bound(entry)
                 if (
                     use_tt_cut
                     and not pv_node
@@ -558,10 +567,10 @@ class Searcher:
                         or (tt_bound == UPPER and tt_score <= alpha)
                     )
                 ):
-                    if entry[2] != EXHAUSTIVE:
+                    if entry_depth(entry) != EXHAUSTIVE:
                         events += 1
                     return tt_score
-                ev = entry[4]
+                ev = entry_eval(entry)
             alpha0 = alpha
             if in_check:
                 # No stand-pat in check: every evasion is searched, none may mean mate.
@@ -575,11 +584,7 @@ class Searcher:
                 if ev is None:
                     ev = evaluate()
                 best = ev
-                if (
-                    use_qs_tt_eval
-                    and entry is not None
-                    and _table_knows_better(tt_score, tt_bound, ev)
-                ):
+                if use_qs_tt_eval and entry and _table_knows_better(tt_score, tt_bound, ev):
                     # A searched score knows the tactics the static one does not.
                     best = tt_score
                 if best >= beta:
@@ -677,9 +682,13 @@ class Searcher:
             events_at_entry = events
             # Step N5. Transposition table.
             key = key_fn()
-            entry = probe(key)
-            if entry is not None:
-                tt_move, tt_score, tt_depth, tt_bound, ev = entry
+            entry = tt.lookup(key)
+            if entry:
+                tt_move = tt.entry_move(entry)
+                tt_score = entry_score(entry)
+                tt_depth = entry_depth(entry)
+                tt_bound = entry_bound(entry)
+                ev = entry_eval(entry)
                 if tt_score >= MATE_BOUND:
                     tt_score -= ply
                 elif tt_score <= -MATE_BOUND:
@@ -749,11 +758,7 @@ class Searcher:
                 # The evaluation the pruning trusts: the stored search result where its bound
                 # lies beyond the static evaluation (``ev`` itself is what the table keeps).
                 judged = ev
-                if (
-                    use_tt_eval
-                    and entry is not None
-                    and _table_knows_better(tt_score, tt_bound, ev)
-                ):
+                if use_tt_eval and entry and _table_knows_better(tt_score, tt_bound, ev):
                     judged = tt_score
                 if use_fut and -MATE_BOUND < beta < MATE_BOUND:
                     if (
@@ -803,11 +808,7 @@ class Searcher:
                     use_probcut
                     and depth >= _PROBCUT_DEPTH
                     and -MATE_BOUND < beta < MATE_BOUND - _PROBCUT_MARGIN
-                    and not (
-                        entry is not None
-                        and tt_depth >= depth - 3
-                        and tt_score < beta + _PROBCUT_MARGIN
-                    )
+                    and not (entry and tt_depth >= depth - 3 and tt_score < beta + _PROBCUT_MARGIN)
                 ):
                     probcut_beta = beta + _PROBCUT_MARGIN
                     for move in noisy_moves():

@@ -33,7 +33,7 @@ def _release(block: shared_memory.SharedMemory, views: list[memoryview], unlink:
 
 
 class SharedWords:
-    """A shared block of unsigned 64-bit words, created (``words``) or attached (``name``)."""
+    """A shared block of 64-bit words, created (``words``) or attached (``name``)."""
 
     __slots__ = ("__weakref__", "_block", "_finalizer", "_views", "owner")
 
@@ -55,11 +55,12 @@ class SharedWords:
     def name(self) -> str:
         return self._block.name
 
-    def view(self, start: int = 0, stop: int | None = None) -> memoryview:
-        """Words ``start:stop`` as a ``memoryview`` of format ``Q`` (valid until close)."""
+    def view(self, start: int = 0, stop: int | None = None, *, signed: bool = False) -> memoryview:
+        """Words ``start:stop`` as a ``memoryview`` of format ``Q``, or ``q`` when ``signed``
+        (valid until close)."""
         buf = self._block.buf
         assert buf is not None
-        words = buf.cast("Q")
+        words = buf.cast("q" if signed else "Q")
         view = words[start:stop]
         words.release()
         self._views.append(view)

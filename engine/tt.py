@@ -2,15 +2,21 @@
 one search process or shared by several (Lazy SMP).
 
 Why packed words: a table of Python objects costs 150-250 bytes per entry (list slot, tuple,
-boxed ints), so "16 MB" would hold fewer than 100,000 entries.  Here every slot is two unsigned
+boxed ints), so "16 MB" would hold fewer than 100,000 entries.  Here every slot is two signed
 64-bit words in one buffer (16 bytes): the *check word* and the *data word*, packed as
 
     bits  0-15  score + 32768          (node-relative: the caller applies ``to_tt``/``from_tt``)
     bits 16-31  static eval + 32768    (0 means "no eval stored")
     bits 32-39  draft (depth), 0..255  (:data:`EXHAUSTIVE` = the subtree was searched to the end)
     bits 40-41  bound (:data:`UPPER` = 1, :data:`LOWER` = 2, :data:`EXACT` = 3; 0 = empty slot)
-    bits 42-47  generation (the search that wrote it, modulo 64)
-    bits 48-63  move code (0 = no move)
+    bits 42-46  generation (the search that wrote it, modulo 32)
+    bits 47-62  move code (0 = no move)
+
+so a data word is never negative and fits a native ``i64``.  Why native words: compiled code
+reads and writes a private table's ``vec[i64]`` without creating a Python int, and the search
+decodes a probed word with the ``entry_*`` functions, so a probe allocates nothing (an
+``array("Q")`` of Python ints, indexed by a 64-bit Python key, cost about a sixth of the
+search's instructions in boxing and long arithmetic).
 
 The check word is ``key ^ data`` (the lockless scheme of Hyatt and Mann, "A lockless
 transposition table implementation for parallel search", ICGA Journal 2002): a probe accepts
@@ -66,7 +72,10 @@ import sys
 from array import array
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, Final, NamedTuple, Protocol
+from typing import Any, Final, NamedTuple
+
+from librt.vecs import vec
+from mypy_extensions import i64
 
 from engine.game import MoveCodec
 from engine.shm import SharedWords
@@ -86,13 +95,17 @@ EXHAUSTIVE: Final = 255
 MAX_DRAFT: Final = EXHAUSTIVE - 1
 
 _MASK64: Final = (1 << 64) - 1
+_MIN_KEY: Final[i64] = -(1 << 63)
+_MAX_KEY: Final[i64] = (1 << 63) - 1
+_TWO_64: Final = 1 << 64
+_LOW_63: Final[i64] = (1 << 63) - 1
 _OFFSET: Final = 32768
 _SHIFT_EVAL: Final = 16
 _SHIFT_DEPTH: Final = 32
 _SHIFT_BOUND: Final = 40
 _SHIFT_GEN: Final = 42
-_GEN_MASK: Final = 0x3F
-_SHIFT_MOVE: Final = 48
+_GEN_MASK: Final = 0x1F
+_SHIFT_MOVE: Final = 47
 _MAX_MOVE_IDS: Final = (1 << 16) - 1
 
 _SLOT_BYTES: Final = 16
@@ -174,16 +187,6 @@ def _no_code(_move: Hashable) -> int:
     return 0
 
 
-class _Words(Protocol):
-    """The slots' 64-bit words: an ``array("Q")`` (private) or a ``memoryview`` (shared)."""
-
-    def __getitem__(self, index: int, /) -> int: ...
-
-    def __setitem__(self, index: int, value: int, /) -> None: ...
-
-    def __len__(self) -> int: ...
-
-
 class _PendingBlock:
     """Marks a shared table between its blocks (before the first, after :meth:`close`)."""
 
@@ -215,10 +218,13 @@ class TranspositionTable:
         "_moves",
         "_owner",
         "_size_mb",
-        "_words",
+        "_slots",
+        "_view",
+        "_wrap",
         "entries",
     )
-    _words: _Words
+    _slots: vec[i64]
+    _view: memoryview | None
     _header: memoryview | None
     _block: SharedWords | None
     _moves: list[Hashable | None]
@@ -236,7 +242,9 @@ class TranspositionTable:
         self._size_mb = 0
         self._buckets = 1
         self.entries = 2
-        self._words = array("Q")
+        self._slots = vec[i64]()
+        self._view = None
+        self._wrap: i64 = 0
         self._header = None
         self._block = None
         self._owner = owner
@@ -258,15 +266,14 @@ class TranspositionTable:
         block = SharedWords(name=shared.name)
         table._map(block)
         table._size_mb = shared.size_mb
-        table._buckets = shared.buckets
-        table.entries = shared.buckets * 2
+        table._set_buckets(shared.buckets)
         table._encode = _no_code
         return table
 
     def _map(self, block: SharedWords) -> None:
         self._block = block
         self._header = block.view(0, _HEADER_WORDS)
-        self._words = block.view(_HEADER_WORDS)
+        self._view = block.view(_HEADER_WORDS, signed=True)
 
     @property
     def shared(self) -> SharedTable | None:
@@ -285,7 +292,7 @@ class TranspositionTable:
         block = self._block
         if block is None or block is _PENDING_BLOCK:
             return
-        self._words, self._header = array("Q"), None
+        self._view, self._header = None, None
         block.close()
         self._block = _PENDING_BLOCK  # still shared: a resize makes a new block
 
@@ -307,15 +314,13 @@ class TranspositionTable:
         fixed = _HEADER_WORDS * 8 if shared else _FIXED_BYTES
         slots = (total - intern_budget - fixed) // _SLOT_BYTES
         self._size_mb = size_mb
-        self._buckets = _bucket_count(slots)
-        self.entries = self._buckets * 2
+        self._set_buckets(_bucket_count(slots))
         # Release the old buffers before allocating the new ones, so peak memory stays bounded.
         if shared:
             self.close()
             self._map(SharedWords(words=_HEADER_WORDS + 2 * self.entries))
         else:
-            self._words = array("Q")
-            self._words = array("Q", bytes(8 * 2 * self.entries))
+            self._allocate_slots()
         self._reset_interning(intern_budget)
         self._set_generation(0)
 
@@ -324,17 +329,34 @@ class TranspositionTable:
         shared table (between searches); an attached process has nothing of its own to forget."""
         if not self._owner:
             return
-        words = self._words
-        if isinstance(words, memoryview):
-            zeros = array("Q", bytes(8 * _CLEAR_CHUNK_WORDS))
-            for start in range(0, len(words), _CLEAR_CHUNK_WORDS):
-                end = min(len(words), start + _CLEAR_CHUNK_WORDS)
-                words[start:end] = zeros[: end - start]
+        view = self._view
+        if view is not None:
+            zeros = array("q", bytes(8 * _CLEAR_CHUNK_WORDS))
+            for start in range(0, len(view), _CLEAR_CHUNK_WORDS):
+                end = min(len(view), start + _CLEAR_CHUNK_WORDS)
+                view[start:end] = zeros[: end - start]
         else:
-            self._words = array("Q")
-            self._words = array("Q", bytes(8 * 2 * self.entries))
+            self._allocate_slots()
             self._reset_interning(min((self._size_mb << 20) // 4, _INTERN_BUDGET_MAX))
         self._set_generation(0)
+
+    def _set_buckets(self, buckets: int) -> None:
+        self._buckets = buckets
+        self.entries = buckets * 2
+        self._wrap = (1 << 63) % buckets
+
+    def _allocate_slots(self) -> None:
+        """Zeroed private slots: the old buffer zeroed in place when its size is right (every
+        ``ucinewgame``), else a new one.  Compiled, ``vec[i64]([0] * n)`` allocates one zeroed
+        buffer (no list of zeros first), and the zeroing loop is native."""
+        words: i64 = 2 * self.entries
+        slots = self._slots
+        if len(slots) == words:
+            for i in range(words):
+                slots[i] = 0
+            return
+        self._slots = vec[i64]()
+        self._slots = vec[i64]([0] * words)
 
     def _reset_interning(self, budget: int) -> None:
         interning = self._encode == self._intern_id
@@ -375,29 +397,54 @@ class TranspositionTable:
             self._gen = self._header[0] & _GEN_MASK
 
     # -- access --------------------------------------------------------------------------------
+    def _index(self, key: i64) -> i64:
+        """The first word of ``key``'s bucket: the unsigned key modulo the (prime) number of
+        buckets, from signed arithmetic (a negative key is 2⁶³ plus its low 63 bits)."""
+        n: i64 = self._buckets
+        if key >= 0:
+            return (key % n) * 4
+        return (((key & _LOW_63) % n + self._wrap) % n) * 4
+
+    def _word(self, i: i64) -> i64:
+        view = self._view
+        if view is None:
+            return self._slots[i]
+        return i64(view[i])
+
+    def _put(self, i: i64, value: i64) -> None:
+        view = self._view
+        if view is None:
+            self._slots[i] = value
+        else:
+            view[i] = value
+
+    def lookup(self, key: int) -> i64:
+        """The data word stored for ``key``, or 0 (also for a torn entry): the search's probe,
+        decoded with :func:`entry_score`, :func:`entry_bound`, :func:`entry_depth`,
+        :func:`entry_eval` and :meth:`entry_move` only as far as it needs."""
+        k = fold_key(key)
+        i = self._index(k)
+        d = self._word(i + 1)
+        if d and self._word(i) ^ d == k:
+            return d
+        d = self._word(i + 3)
+        if d and self._word(i + 2) ^ d == k:
+            return d
+        return 0
+
     def probe(self, key: int) -> Entry | None:
         """The entry stored for ``key``, or ``None`` (also for a torn entry)."""
-        key &= _MASK64
-        i = (key % self._buckets) << 2
-        words = self._words
-        d = words[i + 1]
-        if d and words[i] ^ d == key:
-            return self._unpack(d)
-        d = words[i + 3]
-        if d and words[i + 2] ^ d == key:
-            return self._unpack(d)
-        return None
-
-    def _unpack(self, d: int) -> Entry:
-        ev = (d >> _SHIFT_EVAL) & 0xFFFF
-        code = d >> _SHIFT_MOVE
+        d = self.lookup(key)
+        if not d:
+            return None
         return Entry(
-            self._decode(code) if code else None,
-            (d & 0xFFFF) - _OFFSET,
-            (d >> _SHIFT_DEPTH) & 0xFF,
-            (d >> _SHIFT_BOUND) & 3,
-            ev - _OFFSET if ev else None,
+            self.entry_move(d), entry_score(d), entry_depth(d), entry_bound(d), entry_eval(d)
         )
+
+    def entry_move(self, data: i64) -> Hashable | None:
+        """The move of a probed data word (``None``: no move stored)."""
+        code = data >> _SHIFT_MOVE
+        return self._decode(int(code)) if code else None
 
     def store(  # noqa: PLR0917 - called once per node: positional is cheapest
         self,
@@ -412,25 +459,25 @@ class TranspositionTable:
 
         ``depth`` is clamped to 0..:data:`MAX_DRAFT` unless it is :data:`EXHAUSTIVE`.
         """
-        key &= _MASK64
-        if depth < 0:
-            depth = 0
-        elif depth > MAX_DRAFT and depth != EXHAUSTIVE:
-            depth = MAX_DRAFT
-        mid = 0 if move is None else self._encode(move)
-        ev = (
+        k = fold_key(key)
+        draft: i64 = depth
+        if draft < 0:
+            draft = 0
+        elif draft > MAX_DRAFT and draft != EXHAUSTIVE:
+            draft = MAX_DRAFT
+        mid: i64 = 0 if move is None else self._encode(move)
+        ev: i64 = (
             static_eval + _OFFSET
             if static_eval is not None and -_OFFSET < static_eval < _OFFSET
             else 0
         )
-        words = self._words
-        gen = self._gen
-        i = (key % self._buckets) << 2
+        gen: i64 = self._gen
+        i = self._index(k)
         j = i + 2
-        old = words[i + 1]
-        if old and words[i] ^ old == key:
+        old = self._word(i + 1)
+        if old and self._word(i) ^ old == k:
             old_depth = (old >> _SHIFT_DEPTH) & 0xFF
-            if bound != EXACT and old_depth > depth + 2 and (old >> _SHIFT_GEN) & _GEN_MASK == gen:
+            if bound != EXACT and old_depth > draft + 2 and (old >> _SHIFT_GEN) & _GEN_MASK == gen:
                 return
             if not mid:
                 mid = old >> _SHIFT_MOVE
@@ -440,39 +487,39 @@ class TranspositionTable:
             prefer = (
                 not old
                 or (old >> _SHIFT_GEN) & _GEN_MASK != gen
-                or depth >= old_depth
+                or draft >= old_depth
                 or (
-                    bound == EXACT and (old >> _SHIFT_BOUND) & 3 != EXACT and depth + 2 >= old_depth
+                    bound == EXACT and (old >> _SHIFT_BOUND) & 3 != EXACT and draft + 2 >= old_depth
                 )
             )
-            second = words[j + 1]
-            if second and words[j] ^ second == key:
+            second = self._word(j + 1)
+            if second and self._word(j) ^ second == k:
                 if not mid:
                     mid = second >> _SHIFT_MOVE
                 if prefer:
                     # Promote: the displaced entry takes this key's always-replace slot.
-                    words[j] = words[i]
-                    words[j + 1] = old
+                    self._put(j, self._word(i))
+                    self._put(j + 1, old)
                     target = i
                 else:
                     target = j
             elif prefer:
                 if old:
-                    words[j] = words[i]
-                    words[j + 1] = old
+                    self._put(j, self._word(i))
+                    self._put(j + 1, old)
                 target = i
             else:
                 target = j
-        data = (
-            (score + _OFFSET)
+        data: i64 = (
+            (i64(score) + _OFFSET)
             | (ev << _SHIFT_EVAL)
-            | (depth << _SHIFT_DEPTH)
-            | (bound << _SHIFT_BOUND)
+            | (draft << _SHIFT_DEPTH)
+            | (i64(bound) << _SHIFT_BOUND)
             | (gen << _SHIFT_GEN)
             | (mid << _SHIFT_MOVE)
         )
-        words[target + 1] = data
-        words[target] = key ^ data
+        self._put(target + 1, data)
+        self._put(target, k ^ data)
 
     def _intern_id(self, move: Hashable) -> int:
         """``move``'s id in a private table, interning it if the budget allows (else 0)."""
@@ -492,12 +539,53 @@ class TranspositionTable:
     # -- statistics ----------------------------------------------------------------------------
     def hashfull(self) -> int:
         """Per mille of the first 1,000 slots holding an entry of the current search (UCI)."""
-        words = self._words
         n = min(1000, self.entries)
         gen = self._gen
         used = 0
         for i in range(1, 2 * n, 2):
-            d = words[i]
+            d = self._word(i)
             if d and (d >> _SHIFT_GEN) & _GEN_MASK == gen:
                 used += 1
         return used * 1000 // n
+
+
+def fold_key(key: int) -> i64:
+    """``key``'s low 64 bits as a signed word: the table indexes and checks with it.
+
+    A key already in the signed range (chess's) converts at once: compiled, ``i64()`` raises
+    ``ValueError`` for any other key (mypyc's choice, where CPython would say overflow), and the range test is on native words (comparing a
+    Python int with 2⁶³ would cost two slow comparisons per probe); interpreted, ``i64()``
+    checks nothing and the range test does the work."""
+    try:
+        k = i64(key)
+    except ValueError:
+        return _fold_wide(key)
+    if _MIN_KEY <= k <= _MAX_KEY:
+        return k
+    return _fold_wide(key)
+
+
+def _fold_wide(key: int) -> i64:
+    key &= _MASK64
+    return i64(key - _TWO_64) if key >> 63 else i64(key)
+
+
+def entry_score(data: i64) -> int:
+    """The node-relative score of a probed data word."""
+    return int((data & 0xFFFF) - _OFFSET)
+
+
+def entry_depth(data: i64) -> int:
+    """The draft of a probed data word (:data:`EXHAUSTIVE`: valid at any depth)."""
+    return int((data >> _SHIFT_DEPTH) & 0xFF)
+
+
+def entry_bound(data: i64) -> int:
+    """The bound of a probed data word: :data:`UPPER`, :data:`LOWER` or :data:`EXACT`."""
+    return int((data >> _SHIFT_BOUND) & 3)
+
+
+def entry_eval(data: i64) -> int | None:
+    """The static evaluation stored with a probed data word, if any."""
+    ev = (data >> _SHIFT_EVAL) & 0xFFFF
+    return int(ev - _OFFSET) if ev else None

@@ -594,8 +594,10 @@ class ChessGame:
 
     def key(self) -> int:
         """The Zobrist key (:mod:`games.chess_game.zobrist`: the Polyglot key of a standard
-        position); the records hold it as a native signed word."""
-        return unsigned(self._node().key)
+        position) as the signed word the records hold: the transposition table folds keys to
+        signed words, so one in that range costs it no conversion (``unsigned`` of it is the
+        Polyglot key)."""
+        return self._node().key
 
     @property
     def side(self) -> int:
@@ -618,14 +620,15 @@ class ChessGame:
         tables = self._tables
         if not tables.exact:
             return _clamped(self._evaluator.evaluate(evaluation.features(self._synced())))
-        cache = tables.eval_cache
-        key = self._node().key
-        value = cache.get(key)
-        if value is None:
-            value = _clamped(evaluate_fast(self._node(), self._psq, tables))
-            if len(cache) >= evaluation.EVAL_CACHE_SIZE:
-                cache.clear()
-            cache[key] = value
+        node = self._node()
+        key = node.key
+        slot = key & evaluation.EVAL_SLOT_MASK
+        stored = tables.eval_values[slot]
+        if stored and tables.eval_keys[slot] == key:
+            return int(stored - evaluation.EVAL_STORED)
+        value = _clamped(evaluate_fast(node, self._psq, tables))
+        tables.eval_keys[slot] = key
+        tables.eval_values[slot] = value + evaluation.EVAL_STORED
         return value
 
     def evaluate_uncached(self) -> int:

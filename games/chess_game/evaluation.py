@@ -150,7 +150,10 @@ _NO_PAWNS_STORED: Final = -1
 """The white-pawn word of an empty slot: no pawn board has all 64 bits."""
 
 EVAL_CACHE_SIZE: Final = 1 << 16
-"""Evaluation cache entries (by position key) before it is cleared."""
+"""Slots of the evaluation cache (by position key), a power of two."""
+EVAL_SLOT_MASK: Final = EVAL_CACHE_SIZE - 1
+EVAL_STORED: Final = 1 << 32
+"""Added to a cached evaluation, so an empty slot (0) never reads as one."""
 
 _SHIFT: Final = 21
 _HALF: Final = 1 << (_SHIFT - 1)
@@ -271,7 +274,8 @@ class EvalTables:
         "bishop_pair",
         "connected",
         "doubled",
-        "eval_cache",
+        "eval_keys",
+        "eval_values",
         "exact",
         "isolated",
         "king_attackers",
@@ -364,7 +368,10 @@ class EvalTables:
         self.pawn_black = vec[i64]([0] * PAWN_CACHE_SIZE)
         self.pawn_kings = vec[i64]([0] * PAWN_CACHE_SIZE)
         self.pawn_score = vec[i64]([0] * PAWN_CACHE_SIZE)
-        self.eval_cache: dict[int, int] = {}
+        # The evaluation cache: direct-mapped by the low bits of the position key, exact by
+        # the whole key.  A dict cost a boxed key, a hash and an insert per evaluation.
+        self.eval_keys = vec[i64]([0] * EVAL_CACHE_SIZE)
+        self.eval_values = vec[i64]([0] * EVAL_CACHE_SIZE)
 
 
 def material_psq(board: chess.Board, tables: EvalTables) -> int:

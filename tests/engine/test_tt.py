@@ -13,7 +13,16 @@ import chess
 import pytest
 
 from engine.score import mate_in, mated_in, to_tt
-from engine.tt import EXACT, EXHAUSTIVE, LOWER, UPPER, Entry, SharedTable, TranspositionTable
+from engine.tt import (
+    EXACT,
+    EXHAUSTIVE,
+    LOWER,
+    UPPER,
+    Entry,
+    SharedTable,
+    TranspositionTable,
+    fold_key,
+)
 from games.chess_game.move_codes import from_chess
 from games.registry import GAMES
 from tests.support.toy_game import mix
@@ -67,6 +76,35 @@ def test_keys_wider_than_64_bits_and_zero_key() -> None:
     assert tt.probe(0) == Entry(5, 11, 1, EXACT, None)
     assert tt.probe(-1) == Entry(6, 12, 1, EXACT, None)
     assert tt.probe(1 << 70 | 77) == Entry(7, 13, 1, EXACT, None)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        0,
+        5,
+        -1,
+        2**62,
+        -(2**62) - 1,
+        2**63 - 1,
+        -(2**63),
+        2**63,
+        2**64 - 1,
+        1 << 70 | 77,
+        -(2**64) - 3,
+    ],
+)
+def test_a_key_folds_to_its_low_64_bits_as_a_signed_word(key: int) -> None:
+    """Compiled, the fold converts in-range keys natively and catches the overflow of wider
+    ones; interpreted, it tests the range.  Both must give the same word, and the table must
+    index a key and the same 64 bits read unsigned alike (chess hands it signed keys)."""
+    folded = fold_key(key)
+    assert -(2**63) <= folded < 2**63
+    assert (folded - key) % 2**64 == 0
+    tt = TranspositionTable(1)
+    tt.store(key, 9, 21, 3, LOWER)
+    assert tt.probe(key % 2**64) == Entry(9, 21, 3, LOWER, None)
+    assert tt.probe(folded) == Entry(9, 21, 3, LOWER, None)
 
 
 def test_store_without_move_keeps_the_old_move() -> None:
@@ -300,7 +338,8 @@ def test_a_torn_entry_reads_as_a_miss_never_as_another_entry(
     word; the XOR check must turn that into a miss for both keys."""
     owner, _ = shared_pair
     a, b = same_bucket_keys(owner, 2)
-    words = owner._words
+    words = owner._view
+    assert words is not None
     owner.store(a, None, 111, 9, EXACT)
     check_a, data_a = words[_slot_word(owner, a)], words[_slot_word(owner, a) + 1]
     owner.clear()

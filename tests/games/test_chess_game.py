@@ -11,6 +11,7 @@ import pytest
 
 from engine.game import Game, IllegalMoveError, InvalidPositionError
 from games.chess_game import ChessGame, from_fen, zobrist_key
+from games.chess_game.bitboard64 import unsigned
 from games.chess_game.move_codes import from_chess, to_chess
 from games.registry import get_variant
 
@@ -132,7 +133,7 @@ def test_the_callers_board_is_copied_and_its_history_replayed() -> None:
     game.push(game.parse_move("f6g8"))
     assert len(board.move_stack) == 3
     assert game.is_terminal(), "the start position occurred before, in the board's history"
-    assert game.key() == START_KEY
+    assert unsigned(game.key()) == START_KEY
 
 
 # -- notation ------------------------------------------------------------------------------
@@ -146,7 +147,7 @@ def test_standard_castling_accepts_both_notations_and_prints_e1g1() -> None:
     assert game.fen() == "r3k2r/8/8/8/8/8/8/R4RK1 b kq - 1 1"
     play(game, "e8c8")
     assert game.fen() == "2kr3r/8/8/8/8/8/8/R4RK1 w - - 2 2"
-    assert game.key() == chess.polyglot.zobrist_hash(game.board)
+    assert unsigned(game.key()) == chess.polyglot.zobrist_hash(game.board)
 
 
 def test_chess960_castling_both_ways_is_king_takes_rook() -> None:
@@ -177,12 +178,12 @@ def test_chess960_castling_both_ways_is_king_takes_rook() -> None:
         assert game.format_move(move) == text
         game.push(move)
         assert game.fen() == fen
-        assert game.key() == zobrist_key(game.board)
+        assert unsigned(game.key()) == zobrist_key(game.board)
         assert game.evaluate() == game.evaluator.evaluate(game.features())
         game.pop()
     play(game, "f1a1", "f8h8")
     assert game.fen() == "r4rk1/8/8/8/8/8/8/2KR3R w - - 2 2"
-    assert game.key() == zobrist_key(game.board)
+    assert unsigned(game.key()) == zobrist_key(game.board)
 
 
 def test_promotions_parse_and_print_with_the_piece_letter() -> None:
@@ -298,7 +299,7 @@ def test_null_move_passes_and_is_refused_when_unsound() -> None:
     key = game.key()
     game.push_null()
     assert (game.side, game.fen()) == (1, "4k3/8/8/8/8/8/8/3QK3 b - - 1 1")
-    assert game.key() == zobrist_key(game.board)
+    assert unsigned(game.key()) == zobrist_key(game.board)
     game.pop()
     assert game.key() == key
     assert not from_fen("4k3/4p3/8/8/8/8/4P3/4K3 w - - 0 1").can_null_move(), "pawn ending"
@@ -307,16 +308,16 @@ def test_null_move_passes_and_is_refused_when_unsound() -> None:
 
 def test_null_move_drops_the_en_passant_key() -> None:
     game = play(from_fen("4k3/8/8/8/3p4/8/4P3/4K3 w - - 0 1"), "e2e4")
-    assert game.key() != zobrist_key(chess.Board("4k3/8/8/8/3pP3/8/8/4K3 b - - 0 1"))
+    assert unsigned(game.key()) != zobrist_key(chess.Board("4k3/8/8/8/3pP3/8/8/4K3 b - - 0 1"))
     game.push_null()
-    assert game.key() == zobrist_key(chess.Board("4k3/8/8/8/3pP3/8/8/4K3 w - - 0 1"))
+    assert unsigned(game.key()) == zobrist_key(chess.Board("4k3/8/8/8/3pP3/8/8/4K3 w - - 0 1"))
 
 
 # -- keys ----------------------------------------------------------------------------------
 
 
 def test_start_key_is_the_polyglot_key() -> None:
-    assert from_fen(chess.STARTING_FEN).key() == START_KEY
+    assert unsigned(from_fen(chess.STARTING_FEN).key()) == START_KEY
 
 
 def keyed_playouts(fen: str, chess960: bool, games: int, seed: int) -> int:
@@ -335,14 +336,14 @@ def keyed_playouts(fen: str, chess960: bool, games: int, seed: int) -> int:
             move = rng.choice(moves)
             game.push(move)
             twin.push(to_chess(move))
-            assert game.key() == zobrist_key(twin), twin.fen()
+            assert unsigned(game.key()) == zobrist_key(twin), twin.fen()
             if not chess960:
-                assert game.key() == chess.polyglot.zobrist_hash(twin)
+                assert unsigned(game.key()) == chess.polyglot.zobrist_hash(twin)
             compared += 1
         while compared and twin.move_stack:
             game.pop()
             twin.pop()
-            assert game.key() == zobrist_key(twin)
+            assert unsigned(game.key()) == zobrist_key(twin)
     return compared
 
 
@@ -380,7 +381,7 @@ def test_en_passant_enters_the_key_only_when_a_pawn_can_take() -> None:
 def test_keys_are_the_same_in_every_process() -> None:
     """Hard-coded: the bench node count depends on the keys being reproducible."""
     game = play(from_fen(chess.STARTING_FEN), "e2e4", "d7d5", "e4e5", "f7f5")
-    assert game.key() == 0x22A48B5A8E47FF78  # Polyglot's published key for this line
+    assert unsigned(game.key()) == 0x22A48B5A8E47FF78  # Polyglot's published key for this line
     assert play(game, "e1e2").key() == 0x652A607CA3F242C1
 
 
@@ -499,7 +500,7 @@ def test_copy_is_independent_and_keeps_the_history() -> None:
     twin.pop()
     twin.pop()
     assert twin.fen() == "rnbqkb1r/pppppppp/5n2/8/8/5N2/PPPPPPPP/RNBQKB1R w KQkq - 2 2"
-    assert game.key() == zobrist_key(game.board)
+    assert unsigned(game.key()) == zobrist_key(game.board)
 
 
 def test_copy_generates_moves_as_the_original_does() -> None:
