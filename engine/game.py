@@ -119,7 +119,9 @@ class Game(Protocol[MoveT]):
 
     def key(self) -> int:
         """Transposition key: equal positions (same side to move, same rights) give equal
-        keys; deterministic across processes (the bench node count depends on it)."""
+        keys; deterministic across processes (the bench node count depends on it).  The
+        table folds a key to its low 64 bits as a signed word; a key already in that range
+        (``-2**63 <= key < 2**63``) takes the fast path."""
         ...
 
     @property

@@ -113,7 +113,7 @@ _SLOT_BYTES: Final = 16
 _HEADER_WORDS: Final = 8
 """A shared block starts with 64 bytes of header: word 0 is the generation."""
 _FIXED_BYTES: Final = 8192
-"""Allowance for the table object, the array headers and the intern containers' headers."""
+"""Allowance for the table object, the slot vector's header and the intern containers'."""
 _INTERN_OVERHEAD: Final = 96
 """Per interned move: dict slot with its growth slack, list slot, boxed id."""
 _MANAGED_DICT: Final = 64
@@ -341,6 +341,8 @@ class TranspositionTable:
         self._set_generation(0)
 
     def _set_buckets(self, buckets: int) -> None:
+        """``_wrap`` is 2⁶³ modulo the buckets: what a negative key's sign bit adds to its
+        unsigned index (see :meth:`_index`)."""
         self._buckets = buckets
         self.entries = buckets * 2
         self._wrap = (1 << 63) % buckets
@@ -350,8 +352,8 @@ class TranspositionTable:
         ``ucinewgame``), else a new one.  Compiled, ``vec[i64]([0] * n)`` allocates one zeroed
         buffer (no list of zeros first), and the zeroing loop is native."""
         words: i64 = 2 * self.entries
-        slots = self._slots
-        if len(slots) == words:
+        if len(self._slots) == words:
+            slots = self._slots
             for i in range(words):
                 slots[i] = 0
             return
@@ -406,12 +408,15 @@ class TranspositionTable:
         return (((key & _LOW_63) % n + self._wrap) % n) * 4
 
     def _word(self, i: i64) -> i64:
+        """Slot word ``i``: a private table's natively, a shared one's through its view (a
+        ``vec`` cannot live in shared memory)."""
         view = self._view
         if view is None:
             return self._slots[i]
         return i64(view[i])
 
     def _put(self, i: i64, value: i64) -> None:
+        """Write slot word ``i`` (one aligned 8-byte store either way)."""
         view = self._view
         if view is None:
             self._slots[i] = value
@@ -516,7 +521,7 @@ class TranspositionTable:
             | (draft << _SHIFT_DEPTH)
             | (i64(bound) << _SHIFT_BOUND)
             | (gen << _SHIFT_GEN)
-            | (mid << _SHIFT_MOVE)
+            | ((mid & 0xFFFF) << _SHIFT_MOVE)
         )
         self._put(target + 1, data)
         self._put(target, k ^ data)
@@ -552,10 +557,11 @@ class TranspositionTable:
 def fold_key(key: int) -> i64:
     """``key``'s low 64 bits as a signed word: the table indexes and checks with it.
 
-    A key already in the signed range (chess's) converts at once: compiled, ``i64()`` raises
-    ``ValueError`` for any other key (mypyc's choice, where CPython would say overflow), and the range test is on native words (comparing a
-    Python int with 2⁶³ would cost two slow comparisons per probe); interpreted, ``i64()``
-    checks nothing and the range test does the work."""
+    A key already in the signed range (chess's) converts at once.  Compiled, ``i64()``
+    raises ``ValueError`` for any other key (mypyc's choice, where CPython would say
+    overflow), and the range test is on native words: comparing a Python int with 2⁶³ would
+    cost two slow comparisons per probe.  Interpreted, ``i64()`` checks nothing and the
+    range test does the work."""
     try:
         k = i64(key)
     except ValueError:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Final
 
 import chess
+from librt.vecs import vec
 from mypy_extensions import i64
 
 from games.chess_game.bitboard64 import (
@@ -45,6 +46,9 @@ __all__ = ["SEE_VALUES", "see_ge"]
 SEE_VALUES: Final = (0, 100, 320, 330, 500, 950, 20_000)
 """Exchange values by python-chess piece type (index 0 = empty square), in centipawns."""
 
+_VALUE: Final = vec[i64](list(SEE_VALUES))
+"""``SEE_VALUES`` as a native array: compiled, indexing the fixed-length tuple by a variable
+boxed all seven values into a new tuple first (a fifth of the exchange's instructions)."""
 _PAWN_VALUE: Final = SEE_VALUES[chess.PAWN]
 
 
@@ -76,15 +80,15 @@ def see_ge(boards: Bitboards, move: i64, threshold: int) -> bool:
         elif attacker == KING and (to - frm == 2 or frm - to == 2):
             return threshold <= 0  # standard castling
     else:
-        victim_value = SEE_VALUES[victim]
+        victim_value = _VALUE[victim]
     promotion = move >> PROMOTION_SHIFT
     swap = victim_value - threshold
     if promotion:
-        swap += SEE_VALUES[promotion] - _PAWN_VALUE
+        swap += _VALUE[promotion] - _PAWN_VALUE
         attacker = promotion
     if swap < 0:
         return False
-    swap = SEE_VALUES[attacker] - swap
+    swap = _VALUE[attacker] - swap
     if swap <= 0:
         return True
     # The rest of the exchange is played on native words only.
@@ -137,7 +141,7 @@ def see_ge(boards: Bitboards, move: i64, threshold: int) -> bool:
         else:
             # The king may capture only if the other side has nothing left to recapture.
             return result if not attackers & (black if side else white) else not result
-        swap = SEE_VALUES[piece_type] - swap
+        swap = _VALUE[piece_type] - swap
         if swap < result:
             break
         occ ^= SQUARE[lsb(found)]

@@ -102,9 +102,50 @@ def test_a_key_folds_to_its_low_64_bits_as_a_signed_word(key: int) -> None:
     assert -(2**63) <= folded < 2**63
     assert (folded - key) % 2**64 == 0
     tt = TranspositionTable(1)
+    # The bucket is the unsigned key's, computed from the signed word.
+    assert tt._index(folded) == (key % 2**64) % (tt.entries // 2) * 4
     tt.store(key, 9, 21, 3, LOWER)
     assert tt.probe(key % 2**64) == Entry(9, 21, 3, LOWER, None)
     assert tt.probe(folded) == Entry(9, 21, 3, LOWER, None)
+
+
+class _WidestCodec:
+    """A codec whose every move is the largest code, 65,535."""
+
+    def move_code(self, move: object) -> int:
+        return 65_535
+
+    def code_move(self, code: int) -> object:
+        return ("move", code)
+
+
+def test_the_widest_entry_packs_into_a_positive_word() -> None:
+    """Every field at its largest (move code 65,535, the last generation, an exhaustive
+    draft, EXACT, eval and score at the ends of their range) still packs into 63 bits: a
+    data word is never negative, and 0 stays "empty"."""
+    tt = TranspositionTable(1)
+    tt.use_codec(_WidestCodec())
+    for _ in range(31):
+        tt.new_search()
+    tt.store(-12345, "any", 32_767, EXHAUSTIVE, EXACT, 32_767)
+    assert tt.lookup(-12345) > 0
+    assert tt.probe(-12345) == Entry(("move", 65_535), 32_767, EXHAUSTIVE, EXACT, 32_767)
+    tt.store(-54321, "any", -32_767, 0, UPPER, -32_767)
+    assert tt.probe(-54321) == Entry(("move", 65_535), -32_767, 0, UPPER, -32_767)
+
+
+def test_the_generation_wraps_after_32_searches() -> None:
+    """An entry written 32 searches ago counts as the current search's again (five bits of
+    generation): deep entries of a long-past search are then kept a little longer, never
+    misread."""
+    tt = TranspositionTable(1)
+    a, b = same_bucket_keys(tt, 2)
+    tt.store(a, 1, 1, 20, EXACT)
+    for _ in range(32):
+        tt.new_search()
+    tt.store(b, 2, 2, 1, UPPER)  # shallow, and a looks current: b takes the second slot
+    assert tt.probe(a) == Entry(1, 1, 20, EXACT, None)
+    assert tt.probe(b) == Entry(2, 2, 1, UPPER, None)
 
 
 def test_store_without_move_keeps_the_old_move() -> None:
@@ -306,6 +347,9 @@ def test_a_shared_table_is_one_table_for_every_mapping(
     assert attached.probe(42) == Entry(None, 17, 5, EXACT, 3)
     assert owner.probe(43) == Entry(None, -5, 2, LOWER, None)
     assert attached.entries == owner.entries
+    for key in (-1, -(2**63), -987_654_321_987_654_321, 2**64 - 5):  # signed words in the view
+        attached.store(key, None, 11, 4, UPPER, -6)
+        assert owner.probe(key) == Entry(None, 11, 4, UPPER, -6)
 
 
 def test_an_attached_table_writes_the_creators_generation(

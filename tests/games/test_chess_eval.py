@@ -94,6 +94,33 @@ def test_fast_evaluation_equals_the_feature_sum_on_suite_positions() -> None:
     assert mismatches == []
 
 
+def test_the_evaluation_cache_is_exact_when_positions_share_a_slot() -> None:
+    """The cache is direct-mapped by the key's low bits: a position whose slot another
+    position holds must be evaluated, not answered from the slot, and the slot then holds
+    it (exactly, by the whole key, negative keys included)."""
+    by_slot: dict[int, str] = {}
+    pair: tuple[str, str] | None = None
+    rng = random.Random(7)
+    while pair is None:
+        board = chess.Board()
+        for _ in range(rng.randrange(4, 60)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+        key = from_fen(board.fen()).key()
+        slot = key & evaluation.EVAL_SLOT_MASK
+        other = by_slot.setdefault(slot, board.fen())
+        if from_fen(other).key() != key:
+            pair = (other, board.fen())
+    first, second = (from_fen(fen) for fen in pair)
+    assert first.key() & evaluation.EVAL_SLOT_MASK == second.key() & evaluation.EVAL_SLOT_MASK
+    for game in (first, second, first, second):  # each evicts the other
+        assert game.evaluate() == game.evaluate_uncached() == expected(game)
+        assert game.evaluate() == game.evaluate_uncached()  # now from the cache
+    assert any(from_fen(fen).key() < 0 for fen in by_slot.values())
+
+
 def test_incremental_terms_survive_long_games() -> None:
     """Material and square values are updated per move; compare with a fresh game after
     every move of random games that include castling, promotions and en passant."""
