@@ -100,19 +100,13 @@ def test_the_evaluation_cache_is_exact_when_positions_share_a_slot() -> None:
     it (exactly, by the whole key, negative keys included)."""
     by_slot: dict[int, str] = {}
     pair: tuple[str, str] | None = None
-    rng = random.Random(7)
-    while pair is None:
-        board = chess.Board()
-        for _ in range(rng.randrange(4, 60)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
+    for board in random_positions(1500, seed=7):  # about 17 shared slots expected
         key = from_fen(board.fen()).key()
-        slot = key & evaluation.EVAL_SLOT_MASK
-        other = by_slot.setdefault(slot, board.fen())
+        other = by_slot.setdefault(key & evaluation.EVAL_SLOT_MASK, board.fen())
         if from_fen(other).key() != key:
             pair = (other, board.fen())
+            break
+    assert pair is not None
     first, second = (from_fen(fen) for fen in pair)
     assert first.key() & evaluation.EVAL_SLOT_MASK == second.key() & evaluation.EVAL_SLOT_MASK
     for game in (first, second, first, second):  # each evicts the other
