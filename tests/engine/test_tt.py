@@ -103,7 +103,7 @@ def test_a_key_folds_to_its_low_64_bits_as_a_signed_word(key: int) -> None:
     assert (folded - key) % 2**64 == 0
     tt = TranspositionTable(1)
     # The bucket is the unsigned key's, computed from the signed word.
-    assert tt._index(folded) == (key % 2**64) % (tt.entries // 2) * 4
+    assert tt._index(folded) == _slot_word(tt, key % 2**64)
     tt.store(key, 9, 21, 3, LOWER)
     assert tt.probe(key % 2**64) == Entry(9, 21, 3, LOWER, None)
     assert tt.probe(folded) == Entry(9, 21, 3, LOWER, None)
