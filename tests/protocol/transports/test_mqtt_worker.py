@@ -269,7 +269,9 @@ async def test_duplicates_are_answered_once(mosquitto: Mosquitto, mqtt_prefix: s
         assert worker.stats.searched == 1
         assert worker.stats.duplicates == 2
         # The same correlation data from another response topic is another client's job.
-        await raw.publish(topic, job, correlation=b"dup", response_topic=f"{mqtt_prefix}/replies/other")
+        await raw.publish(
+            topic, job, correlation=b"dup", response_topic=f"{mqtt_prefix}/replies/other"
+        )
         await wait_until(lambda: worker.stats.searched == 2, "a second, distinct job ran")
 
 
