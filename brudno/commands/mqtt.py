@@ -194,8 +194,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=positive_int,
         default=defaults.dedup_bytes // 1024,
         metavar="KIB",
-        help="memory for recent jobs and their replies, answering duplicates (default "
-        "%(default)s)",
+        help="memory for recent jobs and their replies, answering duplicates (default %(default)s)",
     )
     group.add_argument(
         "--id",
