@@ -182,6 +182,32 @@ async def test_a_job_cannot_make_a_worker_publish_outside_the_reply_tree(
     assert _stopped_counter(log, "searched") == 1
 
 
+async def test_reply_prefixes_can_be_set_to_other_topics(
+    mosquitto: Mosquitto,
+    mqtt_prefix: str,
+    brudno: list[str],
+    tmp_path: Path,
+    fleet: list[WorkerProcess],
+) -> None:
+    apps = f"{mqtt_prefix}-apps/"
+    worker = WorkerProcess(brudno, mosquitto, mqtt_prefix, "apps", tmp_path, "--reply-prefix", apps)
+    fleet.append(worker)
+    async with (
+        ask_client(mosquitto, mqtt_prefix) as ask,
+        recorder(mosquitto, f"{apps}#", f"{mqtt_prefix}/replies/#") as rec,
+    ):
+        await ask.wait_workers(1, HANG_TIMEOUT)
+        topic = jobs_topic(mqtt_prefix, "chess")
+        await rec.publish_job(
+            topic, "go depth 1", response_topic=f"{mqtt_prefix}/replies/me", correlation=b"old"
+        )
+        await rec.publish_job(topic, "go depth 1", response_topic=f"{apps}me", correlation=b"new")
+        assert [s.status for s in await rec.terminal(b"new")][-1] == "done"
+        assert rec.replies(b"old") == []  # the prefixes given replace the default
+    worker.terminate()
+    assert worker.wait() == 0
+
+
 async def test_duplicates_of_a_finished_job_get_one_more_reply_at_most(
     mosquitto: Mosquitto,
     mqtt_prefix: str,
@@ -216,6 +242,51 @@ async def test_duplicates_of_a_finished_job_get_one_more_reply_at_most(
     assert _stopped_counter(log, "duplicates") == flood
     assert _stopped_counter(log, "duplicates_ignored") == flood - 1
     assert _stopped_counter(log, "searched") == 2
+
+
+async def test_the_memory_of_recent_jobs_is_bounded_in_bytes(
+    mosquitto: Mosquitto,
+    mqtt_prefix: str,
+    brudno: list[str],
+    tmp_path: Path,
+    fleet: list[WorkerProcess],
+) -> None:
+    """With ``--dedup-kib 8``, four jobs with MultiPV replies of over 2.5 KB each do not all
+    fit: the oldest is forgotten (its duplicate is searched again), the newest is not (its
+    duplicate gets the cached reply)."""
+    worker = WorkerProcess(brudno, mosquitto, mqtt_prefix, "memory", tmp_path, "--dedup-kib", "8")
+    fleet.append(worker)
+    replies = f"{mqtt_prefix}/replies/me"
+    topic = jobs_topic(mqtt_prefix, "chess")
+    jobs = {
+        f"j{n}".encode(): (
+            f"setoption name MultiPV value 30\nsetoption name Move Overhead value {n}\n"
+            f"position fen {FEN}\ngo depth 1"
+        )
+        for n in (1, 2, 3, 4)
+    }
+    async with (
+        ask_client(mosquitto, mqtt_prefix) as ask,
+        recorder(mosquitto, replies) as rec,
+    ):
+        await ask.wait_workers(1, HANG_TIMEOUT)
+        for correlation, job in jobs.items():
+            await rec.publish_job(topic, job, response_topic=replies, correlation=correlation)
+            (done,) = [s for s in await rec.terminal(correlation) if s.status == "done"]
+            assert len(done.payload) > 2500
+        for correlation in (b"j1", b"j4"):
+            await rec.publish_job(
+                topic, jobs[correlation], response_topic=replies, correlation=correlation
+            )
+            await rec.terminal(correlation, count=2)
+        # Searched again (an ``accepted`` comes only from a search), or replayed.
+        assert [s.status for s in rec.replies(b"j1")].count("accepted") == 2
+        assert [s.status for s in rec.replies(b"j4")].count("accepted") == 1
+    worker.terminate()
+    assert worker.wait() == 0
+    log = worker.log_text()
+    assert _stopped_counter(log, "searched") == 5
+    assert _stopped_counter(log, "duplicates") == 1
 
 
 async def test_a_slot_clears_its_table_when_the_next_job_scores_otherwise(
