@@ -302,8 +302,8 @@ class MqttWorker:
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set, then shut down gracefully.
 
-        Raises :class:`FatalBrokerError` when the broker refuses the credentials or the
-        subscription; every other broker trouble is retried with backoff.
+        Raises :class:`FatalBrokerError` when the broker refuses the credentials, the
+        subscription or the worker's presence; every other broker trouble is retried with backoff.
         """
         config = self.config
         for _ in range(config.concurrency):
@@ -414,6 +414,12 @@ class MqttWorker:
                 online = await conn.publish(
                     self._topic_status, Presence.ONLINE.value, qos=QoS.AT_LEAST_ONCE, retain=True
                 )
+                if online.outcome is PublishOutcome.REFUSED:
+                    raise FatalBrokerError(
+                        f"the broker refused the presence {self._topic_status} (reason code "
+                        f"0x{online.reason_code or 0:02X}; the ACL must let a worker write "
+                        "its own presence)"
+                    )
                 if online.delivered:
                     served = True
                     log.info(

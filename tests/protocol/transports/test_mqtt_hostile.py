@@ -360,6 +360,26 @@ async def test_a_reply_the_broker_refuses_is_counted_not_delivered(
     assert _stopped_counter(log, "replies_refused") == 1
 
 
+async def test_a_worker_whose_presence_the_broker_refuses_stops_with_status_2(
+    mqtt_prefix: str, brudno: list[str], tmp_path: Path
+) -> None:
+    """Clients would never see such a worker: it says why and exits instead of serving."""
+    acl = tmp_path / "acl"
+    acl.write_text(f"topic read {mqtt_prefix}/jobs/#\ntopic write {mqtt_prefix}/replies/#\n")
+    broker = Mosquitto(tmp_path, extra_config=[f"acl_file {acl}"])
+    broker.start()
+    try:
+        worker = WorkerProcess(brudno, broker, mqtt_prefix, "unseen", tmp_path)
+        code = worker.wait()
+    finally:
+        broker.stop()
+    assert code == 2, worker.log_text()
+    assert (
+        f"the broker refused the presence {mqtt_prefix}/workers/unseen/status "
+        "(reason code 0x87" in worker.log_text()
+    )
+
+
 async def test_a_broker_that_disconnects_on_a_reply_gets_no_tight_reconnect_loop(
     mqtt_prefix: str, brudno: list[str], tmp_path: Path, fleet: list[WorkerProcess]
 ) -> None:
