@@ -22,6 +22,7 @@ from games.chess_game import default_evaluator
 from protocol.transports.mqtt.ask import AskClient
 from protocol.transports.mqtt.topics import jobs_topic, status_topic
 from protocol.transports.mqtt.wire import correlation_of, new_properties, user_properties
+from tests.support.http_helpers import HTTP_LISTENING, metrics, wait_for_file_line
 from tests.support.mosquitto_fixture import (
     HANG_TIMEOUT,
     Mosquitto,
@@ -142,8 +143,11 @@ async def test_a_job_cannot_make_a_worker_publish_outside_the_reply_tree(
     tmp_path: Path,
     fleet: list[WorkerProcess],
 ) -> None:
-    worker = WorkerProcess(brudno, mosquitto, mqtt_prefix, "victim", tmp_path)
+    worker = WorkerProcess(
+        brudno, mosquitto, mqtt_prefix, "victim", tmp_path, "--metrics-port", "0"
+    )
     fleet.append(worker)
+    listening = await wait_for_file_line(worker.log_path, HTTP_LISTENING)
     presence = status_topic(mqtt_prefix, "victim")
     elsewhere = f"{mqtt_prefix}-elsewhere"
     async with (
@@ -174,6 +178,9 @@ async def test_a_job_cannot_make_a_worker_publish_outside_the_reply_tree(
             assert rec.replies(correlation) == [], correlation
         assert [s.payload for s in rec.seen if s.topic == presence] == [b"online"]
         assert ask.workers == {"victim": "online"}
+    values = await metrics(f"http://127.0.0.1:{listening[2]}")
+    assert values["brudno_mqtt_jobs_rejected_total"] == 3.0
+    assert values["brudno_mqtt_jobs_answered_total"] == 1.0
     worker.terminate()
     assert worker.wait() == 0
     log = worker.log_text()
