@@ -5,6 +5,7 @@ Usage (containers and scripts depend on this interface)::
     brudno mqtt [--broker URL] [--username USER] [--password-env VAR | --password-file F]
                 [--tls] [--cafile F] [--certfile F] [--keyfile F] [--keepalive S]
                 [--prefix P] [--group G] [--concurrency N] [--backlog N] [--id ID]
+                [--reply-prefix P ...] [--dedup-kib KIB]
                 [--session-expiry S] [--max-job-seconds S] [--max-hash MIB]
                 [--reconnect-max S] [--shutdown-timeout S] [--status-file F]
                 [--eval-file-dir DIR] [--syzygy-dir DIR] [--book-dir DIR]
@@ -180,6 +181,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "%(default)s)",
     )
     group.add_argument(
+        "--reply-prefix",
+        dest="reply_prefixes",
+        action="append",
+        default=[],
+        metavar="P",
+        help="publish replies only under this topic prefix (repeatable; default "
+        "PREFIX/replies/); never under PREFIX/jobs/ or PREFIX/workers/",
+    )
+    group.add_argument(
+        "--dedup-kib",
+        type=positive_int,
+        default=defaults.dedup_bytes // 1024,
+        metavar="KIB",
+        help="memory for recent jobs and their replies, answering duplicates (default %(default)s)",
+    )
+    group.add_argument(
         "--id",
         dest="worker_id",
         metavar="ID",
@@ -291,6 +308,8 @@ def worker_config(args: argparse.Namespace) -> WorkerConfig:
         group=args.group,
         concurrency=args.concurrency,
         backlog=args.backlog,
+        reply_prefixes=tuple(args.reply_prefixes),
+        dedup_bytes=args.dedup_kib * 1024,
         worker_id=args.worker_id or default_worker_id(),
         session_expiry_s=args.session_expiry,
         max_job_s=args.max_job_seconds,

@@ -110,3 +110,14 @@ def test_worker_eval_file_dir_is_checked(
     assert capsys.readouterr().err == f"brudno mqtt: --eval-file-dir: {missing} does not exist\n"
     args = build_parser().parse_args(["mqtt", "--eval-file-dir", str(tmp_path)])
     assert args.eval_file_dir == tmp_path
+
+
+def test_worker_reply_prefixes_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--reply-prefix`` widens where replies may go, never into the fleet's own trees.
+    (What it means for the jobs: tests/protocol/transports/test_mqtt_hostile.py.)"""
+    assert main(["mqtt", "--reply-prefix", "brudno/workers/"]) == 2
+    assert "inside brudno/jobs/ or brudno/workers/" in capsys.readouterr().err
+    args = build_parser().parse_args(
+        ["mqtt", "--reply-prefix", "apps/chess", "--reply-prefix", "brudno/replies"]
+    )
+    assert mqtt.worker_config(args).reply_topics().allowed == ("apps/chess/", "brudno/replies/")

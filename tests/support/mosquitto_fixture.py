@@ -31,7 +31,7 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from paho.mqtt.packettypes import PacketTypes
 
 from engine.control import SearchControl
@@ -95,8 +95,8 @@ class Mosquitto:
     def settings(self, **changes: object) -> BrokerSettings:
         return replace(
             BrokerSettings(host="127.0.0.1", port=self.port, keepalive_s=10, timeout_s=10.0),
-            **changes,
-        )  # type: ignore[arg-type]
+            **changes,  # type: ignore[arg-type]
+        )
 
     def _write_config(self) -> None:
         lines = [
@@ -195,8 +195,8 @@ async def running_worker(
             reconnect_initial_s=0.05,
             reconnect_max_s=0.5,
         ),
-        **settings,
-    )  # type: ignore[arg-type]
+        **settings,  # type: ignore[arg-type]
+    )
     worker = MqttWorker(config)
     stop = asyncio.Event()
     task = asyncio.create_task(worker.run(stop), name="test-worker")
@@ -435,9 +435,7 @@ def make_tls_files(directory: Path) -> tuple[Path, Path, Path]:
             ),
             critical=False,
         )
-        .add_extension(
-            x509.ExtendedKeyUsage([x509.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
-        )
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
     ca_path, cert_path, key_path = (
@@ -455,17 +453,19 @@ def make_tls_files(directory: Path) -> tuple[Path, Path, Path]:
     return ca_path, cert_path, key_path
 
 
-def make_password_file(directory: Path, user: str, password: str) -> Path:
-    """A Mosquitto password file (hashed by mosquitto_passwd, from the same package)."""
+def make_password_file(directory: Path, user: str, password: str, **more: str) -> Path:
+    """A Mosquitto password file (hashed by mosquitto_passwd, from the same package) for
+    ``user`` and any ``more`` accounts (user name = password)."""
     path = directory / "passwd"
     tool = shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd"
-    subprocess.run(
-        [tool, "-b", "-c", str(path), user, password],
-        check=True,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=HANG_TIMEOUT,
-    )
+    for n, (name, secret) in enumerate({user: password, **more}.items()):
+        subprocess.run(
+            [tool, "-b", *(["-c"] if n == 0 else []), str(path), name, secret],
+            check=True,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=HANG_TIMEOUT,
+        )
     return path
 
 

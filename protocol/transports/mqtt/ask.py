@@ -4,7 +4,9 @@
 
 :class:`AskClient` keeps one connection (reconnecting with backoff) and any number of jobs
 in flight over it.  Each job gets fresh Correlation Data; all replies come back on the
-client's own response topic, ``<prefix>/replies/<client id>``.
+client's own response topic, ``<prefix>/replies/<client id>``, or with a user name
+``<prefix>/replies/<user name>/<client id>`` (which a broker's ACL can tie to the account:
+:func:`~protocol.transports.mqtt.topics.client_reply_topic`).
 
 Why the client re-sends jobs: a job is lost with the worker that held it when the broker does
 not hand unacknowledged shared-subscription messages to another worker (Mosquitto 2.0 does
@@ -49,6 +51,7 @@ from protocol.transports.mqtt.backoff import Backoff
 from protocol.transports.mqtt.broker import BrokerSettings
 from protocol.transports.mqtt.connection import (
     BrokerConnection,
+    PublishOutcome,
     connect_failure_is_fatal,
     reason_failed,
 )
@@ -56,6 +59,7 @@ from protocol.transports.mqtt.errors import FatalBrokerError
 from protocol.transports.mqtt.topics import (
     DEFAULT_PREFIX,
     check_topic_prefix,
+    client_reply_topic,
     jobs_topic,
     status_filter,
     worker_from_status_topic,
@@ -190,7 +194,7 @@ class AskClient:
         self.broker = broker
         self.prefix = prefix
         self.client_id = client_id or f"brudno-ask-{uuid.uuid4().hex[:12]}"
-        self.reply_topic = f"{prefix}/replies/{self.client_id}"
+        self.reply_topic = client_reply_topic(prefix, self.client_id, broker.username)
         self.workers: dict[str, str] = {}
         """Last known presence of each worker seen on the status topics (a
         :class:`~protocol.transports.mqtt.wire.Presence` value, or whatever else a worker
@@ -372,12 +376,21 @@ class AskClient:
         props.CorrelationData = pending.correlation
         props.MessageExpiryInterval = max(1, math.ceil(pending.deadline - loop.time()))
         pending.sends += 1
-        if not await conn.publish(
+        published = await conn.publish(
             jobs_topic(self.prefix, pending.game),
             pending.payload,
             qos=QoS.AT_LEAST_ONCE,
             properties=props,
-        ):
+        )
+        if published.outcome is PublishOutcome.REFUSED:
+            if not pending.answer.done():
+                pending.answer.set_exception(
+                    AskError(
+                        f"the broker refused the job (reason code 0x{published.reason_code:02X}:"
+                        " check the account's ACL)"
+                    )
+                )
+        elif not published.delivered:
             pending.resend_now = True
 
     # -- the connection ----------------------------------------------------------------------
@@ -444,8 +457,15 @@ class AskClient:
         """
         props = new_properties(PacketTypes.PUBLISH)
         props.CorrelationData = self._sync_token
-        if not await conn.publish(self.reply_topic, b"", qos=QoS.AT_LEAST_ONCE, properties=props):
-            log.debug("could not publish the presence marker")
+        published = await conn.publish(
+            self.reply_topic, b"", qos=QoS.AT_LEAST_ONCE, properties=props
+        )
+        if not published.delivered:
+            log.debug(
+                "could not publish the presence marker: %s (reason code %s)",
+                published.outcome.value,
+                published.reason_code,
+            )
 
     async def _read(self, conn: BrokerConnection) -> None:
         async for message in conn.messages():

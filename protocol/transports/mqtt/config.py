@@ -18,6 +18,7 @@ from protocol.transports.mqtt.errors import MqttConfigError
 from protocol.transports.mqtt.topics import (
     DEFAULT_GROUP,
     DEFAULT_PREFIX,
+    ReplyTopics,
     check_topic_level,
     check_topic_prefix,
 )
@@ -60,8 +61,15 @@ class WorkerConfig:
     max_total_threads: int | None = None
     """The sum of ``Threads`` over the jobs searched at once, each counted with at least its
     main search; ``None``: the machine's cores, or ``concurrency`` if that is more."""
-    dedup_size: int = 1024
-    """Recent jobs remembered to answer duplicate deliveries once."""
+    dedup_bytes: int = 8 << 20
+    """What the memory of recent jobs may hold (their keys and cached replies, in bytes):
+    bounded by size, not count, because one MultiPV reply can be tens of KB."""
+    reply_prefixes: tuple[str, ...] = ()
+    """Topic prefixes a job's response topic must start with; empty: ``<prefix>/replies/``
+    (see :class:`~protocol.transports.mqtt.topics.ReplyTopics`)."""
+    max_queued_replies: int = 1024
+    """Replies waiting in the MQTT client's outgoing queue; beyond it a publish fails at once
+    (paho's queue is unbounded otherwise)."""
     backlog: int = 16
     """QoS 0 jobs held waiting for a free slot; more are dropped.  The broker's Receive
     Maximum holds back QoS 1 jobs but not QoS 0 ones, so without this bound a flood of QoS 0
@@ -90,6 +98,10 @@ class WorkerConfig:
         if self.max_total_threads is not None:
             return self.max_total_threads
         return max(self.concurrency, os.cpu_count() or 1)
+
+    def reply_topics(self) -> ReplyTopics:
+        """Where this worker may publish replies; :class:`MqttConfigError` if a prefix is bad."""
+        return ReplyTopics.for_fleet(self.prefix, self.reply_prefixes)
 
     def eval_files(self) -> EvalFileAccess:
         """The jobs' ``EvalFile`` policy; :class:`MqttConfigError` if the directory is
@@ -125,14 +137,15 @@ class WorkerConfig:
             raise MqttConfigError("session expiry must not be negative")
         if self.max_job_s <= 0 or self.shutdown_timeout_s < 0:
             raise MqttConfigError("times must be positive")
-        if self.max_hash_mb < 1 or self.dedup_size < 1:
-            raise MqttConfigError("max hash and dedup size must be at least 1")
+        if self.max_hash_mb < 1 or self.dedup_bytes < 1 or self.max_queued_replies < 1:
+            raise MqttConfigError("max hash, dedup bytes and queued replies must be at least 1")
         if self.max_threads < 1 or (self.max_total_threads or 1) < 1:
             raise MqttConfigError("thread limits must be at least 1")
         if self.backlog < 0:
             raise MqttConfigError("backlog must not be negative")
         if self.reconnect_initial_s <= 0 or self.reconnect_max_s <= 0:
             raise MqttConfigError("reconnect delays must be positive")
+        self.reply_topics()
         self.eval_files()
         self.syzygy()
         self.book_files()

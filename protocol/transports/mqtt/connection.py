@@ -4,7 +4,9 @@ Manual acknowledgement: aiomqtt 2.5 does not expose paho-mqtt's ``manual_ack`` s
 :func:`enable_manual_ack` turns it on, and :class:`BrokerConnection` sends PUBACKs, through the
 aiomqtt client's paho client (``Client._client``).  That is the one private attribute used in
 this package; without it a job would be acknowledged on arrival and lost with a worker that
-dies mid-search.
+dies mid-search.  The same client publishes for :class:`BrokerConnection` too, because
+aiomqtt's ``publish`` drops the PUBACK's reason code, and a reply the broker refused (an ACL
+that denies the topic: 0x87) must not count as delivered.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ import asyncio
 import enum
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import aiomqtt
+from paho.mqtt.client import MQTT_ERR_SUCCESS
 from paho.mqtt.properties import Properties
 
 from protocol.transports.mqtt.wire import QoS
@@ -25,7 +29,30 @@ log = logging.getLogger(__name__)
 PUBLISH_TIMEOUT_S = 10.0
 
 FIRST_FAILURE_CODE = 0x80
-"""MQTT 5 reason codes from here up are failures (a SUBACK's, a CONNACK's)."""
+"""MQTT 5 reason codes from here up are failures (a SUBACK's, a CONNACK's, a PUBACK's)."""
+
+
+class PublishOutcome(enum.Enum):
+    """What became of one publish."""
+
+    DELIVERED = "delivered"
+    """The broker has it (QoS 1: acknowledged with a success code)."""
+    REFUSED = "refused"
+    """The broker acknowledged it with a failure reason code and dropped it."""
+    LOST = "lost"
+    """It never got there: connection lost, no acknowledgement in time, queue full."""
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """The outcome of a publish, with the broker's reason code when it refused."""
+
+    outcome: PublishOutcome
+    reason_code: int | None = None
+
+    @property
+    def delivered(self) -> bool:
+        return self.outcome is PublishOutcome.DELIVERED
 
 
 class LoginRefusal(enum.IntEnum):
@@ -50,6 +77,12 @@ def enable_manual_ack(client: aiomqtt.Client) -> None:
     _paho(client).manual_ack_set(True)
 
 
+def bound_outgoing_queue(client: aiomqtt.Client, messages: int) -> None:
+    """Let at most ``messages`` QoS 1 publishes wait for their PUBACK; a publish beyond that
+    fails at once instead of queueing in memory without limit (paho's default)."""
+    _paho(client).max_queued_messages_set(messages)
+
+
 class BrokerConnection:
     """One live MQTT connection: publishes that give up when the connection is lost, and
     manual acknowledgements that are never sent on a later connection (message ids are per
@@ -59,6 +92,10 @@ class BrokerConnection:
         self.client = client
         self.lost = asyncio.Event()
         self.error: BaseException | None = None
+        self._acks: dict[int, asyncio.Future[int]] = {}
+        paho = _paho(client)
+        self._forward_on_publish = paho.on_publish
+        paho.on_publish = self._on_publish
 
     @property
     def alive(self) -> bool:
@@ -78,30 +115,46 @@ class BrokerConnection:
         retain: bool = False,
         properties: Properties | None = None,
         timeout: float = PUBLISH_TIMEOUT_S,
-    ) -> bool:
-        """Publish; True once the broker has it (QoS 1: acknowledged), False if the
-        connection is lost or the broker does not acknowledge in time."""
+    ) -> Published:
+        """Publish and wait until the broker has it (QoS 1: its PUBACK; QoS 0: written).
+
+        The outcome says whether the broker took it, refused it (a PUBACK reason code of
+        0x80 or more, e.g. 0x87 not authorized) or whether it never got there (connection
+        lost, no PUBACK in time, the client's outgoing queue full).
+        """
         if not self.alive:
-            return False
-        sending = asyncio.ensure_future(
-            self.client.publish(
-                topic, payload, qos=qos, retain=retain, properties=properties, timeout=timeout
-            )
-        )
-        lost = asyncio.ensure_future(self.lost.wait())
+            return Published(PublishOutcome.LOST)
+        loop = asyncio.get_running_loop()
+        info = _paho(self.client).publish(topic, payload, qos, retain, properties)
+        if info.rc != MQTT_ERR_SUCCESS:
+            log.debug("publish to %s failed at once: rc=%s", topic, info.rc)
+            return Published(PublishOutcome.LOST)
+        acked: asyncio.Future[int] = loop.create_future()
+        self._acks[info.mid] = acked
+        if info.is_published() and not acked.done():  # sent before we listened (QoS 0)
+            acked.set_result(0)
+        lost: asyncio.Future[Any] = asyncio.ensure_future(self.lost.wait())
         try:
-            await asyncio.wait({sending, lost}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {acked, lost}
+            await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
             lost.cancel()
-            if not sending.done():
-                sending.cancel()
-        if sending.cancelled():
-            return False
-        error = sending.exception()
-        if error is not None:
-            log.debug("publish to %s failed: %s", topic, error)
-            return False
-        return True
+            self._acks.pop(info.mid, None)
+        if not acked.done():
+            acked.cancel()
+            return Published(PublishOutcome.LOST)
+        code = acked.result()
+        if code >= FIRST_FAILURE_CODE:
+            return Published(PublishOutcome.REFUSED, code)
+        return Published(PublishOutcome.DELIVERED)
+
+    def _on_publish(self, client: Any, userdata: Any, mid: int, reason: Any, props: Any) -> None:
+        """paho's on_publish: record the PUBACK's reason code, then let aiomqtt see it."""
+        waiter = self._acks.pop(mid, None)
+        if waiter is not None and not waiter.done():
+            value = getattr(reason, "value", reason)
+            waiter.set_result(value if isinstance(value, int) else 0)
+        self._forward_on_publish(client, userdata, mid, reason, props)
 
     def ack(self, mid: int, qos: int) -> None:
         if qos > QoS.AT_MOST_ONCE and self.alive:

@@ -4,8 +4,11 @@ Starting a search process per job would cost more than a small search, so a slot
 runner, and each job's fresh :class:`~protocol.uci.session.EngineSession` borrows it for the
 job's length.  The session sees a runner like any other; closing it only gives it back.  The
 transposition table therefore carries over between jobs, as between two ``go`` commands of a
-UCI session (a job that starts with ``ucinewgame`` gets an empty one); the table's size goes
-back to the default after every job, so one job's ``Hash`` does not become the next one's.
+UCI session (a job that starts with ``ucinewgame`` gets an empty one), but only between jobs
+that score positions alike: :meth:`Slot.prepare` clears it when a job's
+:data:`EVALUATION_OPTIONS` differ from the previous job's on the slot (one client's
+``EvalFile`` weights must not leave scores that the next client's search probes); the table's
+size goes back to the default after every job, so one job's ``Hash`` does not become the next one's.
 ``Threads`` likewise goes back to 1 (ending the slot's helper processes): a job that asks for
 more pays for starting its helpers, but it never leaves them running for jobs that did not.
 """
@@ -26,6 +29,13 @@ T = TypeVar("T")
 
 DEFAULT_HASH_MB = 16
 
+EVALUATION_OPTIONS = ("UCI_Variant", "EvalFile", "SyzygyPath", "Syzygy50MoveRule")
+"""The options whose values decide the scores a search stores in the table: the game, its
+weights, and which endgames tablebases score (and how)."""
+
+Evaluation = tuple[str, ...]
+"""The values of :data:`EVALUATION_OPTIONS` for one job, in that order."""
+
 
 class Slot:
     """One search slot: a runner (a worker process) kept across jobs."""
@@ -35,6 +45,8 @@ class Slot:
         self.runner = factory(DEFAULT_HASH_MB)
         self.hash_mb = DEFAULT_HASH_MB
         self.threads = 1
+        self.evaluation: Evaluation | None = None
+        """What the table's entries were scored with (``None``: the table is empty)."""
         self._past_restarts = 0
         """Restarts of the runners this slot has replaced, and the replacements themselves."""
 
@@ -48,6 +60,15 @@ class Slot:
         """The runner factory handed to a job's session: the slot's runner, not a new one."""
         del hash_mb  # the session starts at the default size, which the slot is reset to
         return _LeasedRunner(self)
+
+    async def prepare(self, evaluation: Evaluation) -> bool:
+        """Before a job's search: clear the table if its entries were scored otherwise than
+        ``evaluation`` says; returns whether it did."""
+        cleared = self.evaluation is not None and self.evaluation != evaluation
+        if cleared:
+            await self.runner.clear()
+        self.evaluation = evaluation
+        return cleared
 
     async def reset_after_job(self) -> None:
         if self.threads != 1:
@@ -63,6 +84,7 @@ class Slot:
         self._past_restarts += _restarts(old) + 1
         self.hash_mb = DEFAULT_HASH_MB
         self.threads = 1
+        self.evaluation = None
         await old.close()
 
 

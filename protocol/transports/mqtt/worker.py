@@ -4,11 +4,19 @@ What goes over the wire is in :mod:`protocol.transports.mqtt.wire`; what a job m
 how its replies are thinned, in :mod:`protocol.transports.mqtt.jobs`.  This module is about
 taking jobs in, running each once, and delivering each answer once.
 
+Reply topics: a job names its own response topic, so a worker publishes only under the
+allowed reply prefixes (:class:`~protocol.transports.mqtt.topics.ReplyTopics`, by default
+``<prefix>/replies/``); a job naming any other topic (a worker's presence, the jobs tree,
+another fleet's topics) is logged, counted as rejected and dropped unanswered.
+
 Duplicates: the same job (:class:`~protocol.transports.mqtt.wire.JobKey`: the same response
 topic, correlation data, job topic and payload) seen again — a broker redelivery or a
-client's resend — is answered from a bounded LRU of recent jobs and never searched twice:
-while the job runs the duplicate joins it (and is acknowledged with it); once it is done the
-cached terminal reply is published again.
+client's resend — is answered from a memory of recent jobs (bounded in bytes,
+``dedup_bytes``) and never searched twice: while the job runs the duplicate joins it (and is
+acknowledged with it); once it is done the cached terminal reply is published again — once
+(:data:`MAX_REPLAYS`): later duplicates are acknowledged and ignored, so a stream of
+duplicates cannot turn one job into a stream of replies.  A replay counts as pending while it
+is published, so QoS 0 duplicates also meet the intake bound below.
 
 Intake: Receive Maximum bounds only QoS 1 (and 2) deliveries, so the broker would hand a
 worker QoS 0 jobs as fast as they come.  A worker therefore takes a QoS 0 job only while
@@ -21,15 +29,23 @@ Connections: the worker reconnects with exponential backoff, resubscribes, repub
 presence and re-sends terminal replies that could not be published while the broker was
 away (what becomes of the jobs of a worker that vanished: see :mod:`protocol.transports.mqtt`).
 A job is acknowledged only once its terminal reply is published, on the connection it came
-in on (:mod:`protocol.transports.mqtt.connection`).
+in on (:mod:`protocol.transports.mqtt.connection`).  A reply the broker refuses (a PUBACK
+reason code of 0x80 or more: an ACL denies the topic) is logged and counted, not delivered:
+the job is acknowledged (retrying would be refused again) and the worker publishes nothing
+more to that topic for it.  A reply that repeatedly could not be published (a broker that
+drops the connection on it) is given up after :data:`MAX_REPLY_ATTEMPTS`, and the backoff
+starts over only after a connection has stayed up for ``reconnect_max_s``: a broker that
+disconnects the worker on every publish cannot make it reconnect in a tight loop.
 
 Searches run in a small pool of :class:`~protocol.uci.workers.ProcessRunner` processes (one per
 concurrency slot, kept across jobs: :mod:`protocol.transports.mqtt.slots`), each job in a
 fresh :class:`EngineSession` over a leased runner: options and position never leak from one
 job into the next.  The transposition table does carry over, as between two ``go`` commands
 of a UCI session (it helps when consecutive moves of a game meet the same worker, and
-clearing 16 MiB costs more than a small search); a job that starts with ``ucinewgame`` gets
-an empty table, and so the same answer from any worker for a node- or depth-limited search.
+clearing 16 MiB costs more than a small search), unless the job's evaluation options differ
+from the previous job's on the slot (:meth:`~protocol.transports.mqtt.slots.Slot.prepare`);
+a job that starts with ``ucinewgame`` gets an empty table, and so the same answer from any
+worker for a node- or depth-limited search.
 
 Every event an operator may want is one ``key=value`` log line
 (:func:`protocol.transports.events.log_line`); the worker neither prints nor handles signals:
@@ -61,6 +77,9 @@ from protocol.transports.mqtt.backoff import Backoff
 from protocol.transports.mqtt.config import WorkerConfig
 from protocol.transports.mqtt.connection import (
     BrokerConnection,
+    Published,
+    PublishOutcome,
+    bound_outgoing_queue,
     connect_failure_is_fatal,
     reason_failed,
 )
@@ -74,7 +93,7 @@ from protocol.transports.mqtt.jobs import (
     internal_error_line,
     parse_job,
 )
-from protocol.transports.mqtt.slots import Slot
+from protocol.transports.mqtt.slots import EVALUATION_OPTIONS, Slot
 from protocol.transports.mqtt.topics import (
     game_from_topic,
     jobs_filter,
@@ -99,6 +118,16 @@ from protocol.uci.workers import ProcessRunner, warm_up
 
 log = logging.getLogger(__name__)
 
+MAX_REPLAYS = 1
+"""How often a finished job's terminal reply is published again for duplicates: once, for the
+client that resends after losing its connection (a running job's ``accepted`` likewise)."""
+
+MAX_REPLY_ATTEMPTS = 3
+"""Connections a terminal reply may be tried on before it is given up (logged, counted)."""
+
+RECORD_OVERHEAD_BYTES = 256
+"""What a remembered job costs besides its topic, correlation data and reply text."""
+
 STOP_GRACE_S = 10.0
 """After ``stop``, how long a search may take to hand back its move before its runner is
 replaced (the session then still answers with a legal move)."""
@@ -120,6 +149,17 @@ class WorkerStats:
     """QoS 0 jobs dropped because the intake was full (see *Intake* in the module notes)."""
     failed: int = 0
     """Jobs that ended with an internal error (answered ``error``, logged with an incident)."""
+    bad_reply_topic: int = 0
+    """Jobs whose response topic lies outside the reply prefixes (also counted in
+    ``rejected``): dropped unanswered."""
+    duplicates_ignored: int = 0
+    """Duplicates past :data:`MAX_REPLAYS`: acknowledged, not answered again."""
+    replies_refused: int = 0
+    """Terminal replies the broker refused (PUBACK reason code >= 0x80)."""
+    replies_given_up: int = 0
+    """Terminal replies dropped after :data:`MAX_REPLY_ATTEMPTS` failed connections."""
+    tables_cleared: int = 0
+    """Jobs before which the slot's table was cleared for a change of evaluation."""
     answered: int = 0
     """Jobs that ended with their ``bestmove`` (a ``done`` reply)."""
     peak_pending: int = 0
@@ -166,11 +206,26 @@ class _Record:
     reply: TerminalReply | None = None
     """Set when the job is done (``state`` is ``DONE``)."""
     unsent: bool = False
+    replays: int = 0
+    """Times the terminal reply was published again for a duplicate."""
+    accepted_again: bool = False
+    """A duplicate that came while the job ran got its ``accepted`` (later ones get none)."""
+    attempts: int = 0
+    """Connections on which publishing the terminal reply failed."""
+    refused: bool = False
+    """The broker refused a reply to ``response_topic``: nothing more is published there."""
     key: JobKey | None = None
     """The key the job is remembered under; ``None`` without correlation data (such a job
     cannot be told from another, so it is never deduplicated)."""
     pending: bool = False
     """The job counts towards the worker's pending jobs (see *Intake* in the module notes)."""
+
+    @property
+    def size(self) -> int:
+        """Bytes this record holds, for the bound on the memory of recent jobs."""
+        reply = len(self.reply.payload.encode()) if self.reply is not None else 0
+        correlation = len(self.correlation or b"")
+        return RECORD_OVERHEAD_BYTES + len(self.response_topic.encode()) + correlation + reply
 
 
 class MqttWorker:
@@ -195,7 +250,10 @@ class MqttWorker:
         """Set while connected and subscribed (tests and health checks wait on it)."""
         self._conn: BrokerConnection | None = None
         self._records: OrderedDict[JobKey, _Record] = OrderedDict()
+        self._records_bytes = 0
         self._unsent: OrderedDict[int, _Record] = OrderedDict()
+        self._unsent_bytes = 0
+        self._reply_topics = config.reply_topics()
         self._sessions: dict[int, EngineSession] = {}
         self._slots: asyncio.Queue[Slot] = asyncio.Queue()
         self._all_slots: list[Slot] = []
@@ -230,6 +288,12 @@ class MqttWorker:
         return sum(s.options.get_int("Hash") for s in self._sessions.values())
 
     @property
+    def remembered_bytes(self) -> int:
+        """What the memory of recent jobs holds now (at most ``dedup_bytes`` once the jobs in
+        it are done)."""
+        return self._records_bytes
+
+    @property
     def intake_limit(self) -> int:
         """A QoS 0 job is taken only while fewer jobs than this are pending."""
         return self.config.concurrency + self.config.backlog
@@ -238,8 +302,8 @@ class MqttWorker:
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set, then shut down gracefully.
 
-        Raises :class:`FatalBrokerError` when the broker refuses the credentials or the
-        subscription; every other broker trouble is retried with backoff.
+        Raises :class:`FatalBrokerError` when the broker refuses the credentials, the
+        subscription or the worker's presence; every other broker trouble is retried with backoff.
         """
         config = self.config
         for _ in range(config.concurrency):
@@ -263,16 +327,22 @@ class MqttWorker:
                     searched=self.stats.searched,
                     rejected=self.stats.rejected,
                     duplicates=self.stats.duplicates,
+                    duplicates_ignored=self.stats.duplicates_ignored,
+                    replies_refused=self.stats.replies_refused,
+                    replies_given_up=self.stats.replies_given_up,
                 ),
             )
 
     async def _connect_loop(self, stop: asyncio.Event) -> None:
         config = self.config
         backoff = Backoff(config.reconnect_initial_s, config.reconnect_max_s)
+        loop = asyncio.get_running_loop()
         while not stop.is_set():
+            began = loop.time()
             try:
-                if await self._connected_session(stop):
-                    backoff.reset()
+                served = await self._connected_session(stop)
+                if served and loop.time() - began >= config.reconnect_max_s:
+                    backoff.reset()  # a connection that lasted: not a broker throwing us out
             except (aiomqtt.MqttError, OSError) as exc:
                 # OSError: certificate files unreadable, DNS, … — may well heal; retry.
                 if connect_failure_is_fatal(exc):
@@ -307,13 +377,15 @@ class MqttWorker:
             retain=True,
             properties=will_props,
         )
-        return config.broker.client(
+        client = config.broker.client(
             config.worker_id,
             will=will,
             properties=props,
             clean_start=config.session_expiry_s == 0,
             manual_ack=True,
         )
+        bound_outgoing_queue(client, config.max_queued_replies)
+        return client
 
     async def _connected_session(self, stop: asyncio.Event) -> bool:
         """One connection, from CONNECT to its loss or to a graceful shutdown.
@@ -339,9 +411,16 @@ class MqttWorker:
                         "and an ACL that allows them)"
                     )
                 reader = asyncio.create_task(self._read(conn), name="mqtt-reader")
-                if await conn.publish(
+                online = await conn.publish(
                     self._topic_status, Presence.ONLINE.value, qos=QoS.AT_LEAST_ONCE, retain=True
-                ):
+                )
+                if online.outcome is PublishOutcome.REFUSED:
+                    raise FatalBrokerError(
+                        f"the broker refused the presence {self._topic_status} (reason code "
+                        f"0x{online.reason_code or 0:02X}; the ACL must let a worker write "
+                        "its own presence)"
+                    )
+                if online.delivered:
                     served = True
                     log.info(
                         "%s",
@@ -449,6 +528,22 @@ class MqttWorker:
             log.info("%s", log_line("unanswerable", topic=topic, reason="no usable response topic"))
             conn.ack(delivery.mid, delivery.qos)
             return
+        if not self._reply_topics.permits(response_topic):
+            self.stats.unanswerable += 1
+            self.stats.bad_reply_topic += 1
+            self.stats.rejected += 1
+            log.warning(
+                "%s",
+                log_line(
+                    "rejected",
+                    topic=printable(topic, 200),
+                    reason="response topic outside the reply prefixes",
+                    response_topic=printable(response_topic, 200),
+                    allowed=",".join(self._reply_topics.allowed),
+                ),
+            )
+            conn.ack(delivery.mid, delivery.qos)
+            return
         raw = message.payload
         payload = bytes(raw) if isinstance(raw, bytes | bytearray) else str(raw or "").encode()
         key = (
@@ -458,15 +553,7 @@ class MqttWorker:
         )
         record = self._records.get(key) if key is not None else None
         if record is not None and key is not None:
-            self.stats.duplicates += 1
-            self._records.move_to_end(key)
-            if delivery.qos > QoS.AT_MOST_ONCE:  # a QoS 0 delivery has nothing to acknowledge
-                record.deliveries.append(delivery)
-            log.info("%s", log_line("duplicate", topic=topic, state=record.state.value))
-            if record.state is _JobState.RUNNING:
-                self._spawn(self._publish_status(record, ReplyStatus.ACCEPTED), "mqtt-accepted")
-            else:
-                self._spawn(self._deliver(record), "mqtt-replay")
+            self._on_duplicate(record, key, delivery, topic)
             return
         if not self._accepting:
             return  # shutting down: unacknowledged, so the broker may hand it to another
@@ -485,6 +572,45 @@ class MqttWorker:
         self._active += 1
         self._idle.clear()
         self._spawn(self._run_job(record, job), "mqtt-job")
+
+    def _on_duplicate(self, record: _Record, key: JobKey, delivery: _Delivery, topic: str) -> None:
+        """A job seen again: joined or answered again at most :data:`MAX_REPLAYS` times."""
+        self.stats.duplicates += 1
+        self._records.move_to_end(key)
+        running = record.state is _JobState.RUNNING
+        again = record.accepted_again if running else record.replays >= MAX_REPLAYS
+        answer = not again and not record.refused
+        log.info(
+            "%s",
+            log_line(
+                "duplicate",
+                topic=printable(topic, 200),
+                state=record.state.value,
+                action="answered" if answer else "ignored",
+            ),
+        )
+        if not answer:
+            self.stats.duplicates_ignored += 1
+            delivery.connection.ack(delivery.mid, delivery.qos)
+            return
+        if delivery.qos > QoS.AT_MOST_ONCE:  # a QoS 0 delivery has nothing to acknowledge
+            record.deliveries.append(delivery)
+        if running:
+            record.accepted_again = True
+            self._spawn(self._publish_status(record, ReplyStatus.ACCEPTED), "mqtt-accepted")
+        else:
+            record.replays += 1
+            self._spawn(self._replay(record), "mqtt-replay")
+
+    async def _replay(self, record: _Record) -> None:
+        """Publish a finished job's reply again, counted as pending meanwhile (the intake
+        bound holds for duplicates too)."""
+        self._pending += 1
+        self.stats.peak_pending = max(self.stats.peak_pending, self._pending)
+        try:
+            await self._deliver(record)
+        finally:
+            self._pending -= 1
 
     def _drop(self, topic: str) -> None:
         """Drop a QoS 0 job the intake has no room for: one warning when the intake fills,
@@ -516,13 +642,19 @@ class MqttWorker:
             self._dropped_in_burst = 0
 
     def _remember(self, key: JobKey, record: _Record) -> None:
+        self._records[key] = record
+        self._records_bytes += record.size
+        self._trim_records()
+
+    def _trim_records(self) -> None:
+        """Forget the oldest finished jobs until the memory fits ``dedup_bytes``; running
+        ones stay (there are few of them, and they hold no reply yet)."""
         records = self._records
-        records[key] = record
-        while len(records) > self.config.dedup_size:
-            # Forget the oldest finished job; running ones stay (there are few of them).
+        while self._records_bytes > self.config.dedup_bytes:
             for old_key, old in records.items():
                 if old.state is _JobState.DONE:
                     del records[old_key]
+                    self._records_bytes -= old.size
                     break
             else:
                 break
@@ -576,6 +708,7 @@ class MqttWorker:
     def _forget(self, record: _Record) -> None:
         if record.key is not None and self._records.get(record.key) is record:
             del self._records[record.key]
+            self._records_bytes -= record.size
 
     async def _search(self, record: _Record, job: Job, slot: Slot) -> TerminalReply:
         """Run one job in a fresh session on ``slot``; returns the terminal reply.
@@ -625,6 +758,10 @@ class MqttWorker:
                         ),
                     )
                     return TerminalReply(ReplyStatus.ERROR, "\n".join(collector.errors))
+            evaluation = tuple(str(session.options[name]) for name in EVALUATION_OPTIONS)
+            if await slot.prepare(evaluation):
+                self.stats.tables_cleared += 1
+                log.debug("%s", log_line("table_cleared", reason="evaluation options changed"))
             self.stats.searched += 1
             await self._publish_status(record, ReplyStatus.ACCEPTED)
             if observed.observer is not None:
@@ -682,7 +819,13 @@ class MqttWorker:
 
     # -- replies -----------------------------------------------------------------------------
     def _finish(self, record: _Record, reply: TerminalReply) -> None:
+        remembered = record.key is not None and self._records.get(record.key) is record
+        if remembered:
+            self._records_bytes -= record.size
         record.state, record.reply = _JobState.DONE, reply
+        if remembered:
+            self._records_bytes += record.size
+            self._trim_records()
         self._spawn(self._deliver_first(record), "mqtt-reply")
 
     async def _deliver_first(self, record: _Record) -> None:
@@ -694,25 +837,57 @@ class MqttWorker:
             self._release(record)
 
     async def _deliver(self, record: _Record) -> None:
-        """Publish the terminal reply, then acknowledge every delivery of the job."""
+        """Publish the terminal reply, then acknowledge every delivery of the job (also when
+        the broker refused the reply: it would refuse it again)."""
         reply = record.reply
         assert reply is not None, "only a finished job is delivered"
+        if record.refused:
+            return
         conn = self._conn
-        sent = conn is not None and await self._publish_reply(
+        if conn is None:
+            self._park(record)
+            return
+        published = await self._publish_reply(
             record, reply.status, reply.payload, qos=QoS.AT_LEAST_ONCE, conn=conn
         )
-        if not sent:
-            record.unsent = True
-            self._unsent[id(record)] = record
-            while len(self._unsent) > self.config.dedup_size:
-                self._unsent.popitem(last=False)
-            return
-        record.unsent = False
-        self._unsent.pop(id(record), None)
+        if published.outcome is PublishOutcome.LOST:
+            record.attempts += 1
+            if record.attempts < MAX_REPLY_ATTEMPTS:
+                self._park(record)
+                return
+            self.stats.replies_given_up += 1
+            log.warning(
+                "%s",
+                log_line(
+                    "reply_given_up",
+                    response_topic=printable(record.response_topic, 200),
+                    attempts=record.attempts,
+                ),
+            )
+            record.refused = True  # the memory of this job must not bring it back
+        self._unpark(record)
         deliveries, record.deliveries = record.deliveries, []
         for delivery in deliveries:
             if delivery.connection is self._conn:
                 delivery.connection.ack(delivery.mid, delivery.qos)
+
+    def _park(self, record: _Record) -> None:
+        """Keep a reply that could not be published for the next connection (bounded by
+        ``dedup_bytes`` too: the oldest are dropped first)."""
+        if not record.unsent:
+            record.unsent = True
+            self._unsent[id(record)] = record
+            self._unsent_bytes += record.size
+        while self._unsent_bytes > self.config.dedup_bytes and len(self._unsent) > 1:
+            _, old = self._unsent.popitem(last=False)
+            old.unsent = False
+            self._unsent_bytes -= old.size
+
+    def _unpark(self, record: _Record) -> None:
+        if record.unsent:
+            record.unsent = False
+            self._unsent.pop(id(record), None)
+            self._unsent_bytes -= record.size
 
     def _resend_unsent(self) -> None:
         for record in list(self._unsent.values()):
@@ -729,12 +904,27 @@ class MqttWorker:
         *,
         qos: QoS,
         conn: BrokerConnection | None = None,
-    ) -> bool:
+    ) -> Published:
+        """Publish one reply of ``record``'s job; a refusal is logged and counted, and ends
+        all publishing for the job (:attr:`_Record.refused`)."""
         conn = conn or self._conn
-        if conn is None:
-            return False
+        if conn is None or record.refused:
+            return Published(PublishOutcome.LOST)
         props = reply_properties(record.correlation, status, self.config.worker_id)
-        return await conn.publish(record.response_topic, payload, qos=qos, properties=props)
+        published = await conn.publish(record.response_topic, payload, qos=qos, properties=props)
+        if published.outcome is PublishOutcome.REFUSED and not record.refused:
+            record.refused = True
+            self.stats.replies_refused += 1
+            log.warning(
+                "%s",
+                log_line(
+                    "reply_refused",
+                    response_topic=printable(record.response_topic, 200),
+                    status=status.value,
+                    reason_code=f"0x{published.reason_code or 0:02X}",
+                ),
+            )
+        return published
 
 
 # -- serving ---------------------------------------------------------------------------------

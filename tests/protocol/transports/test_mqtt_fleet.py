@@ -93,8 +93,14 @@ async def test_a_job_of_a_killed_worker_is_answered_by_another(
     tmp_path: Path,
     fleet: list[WorkerProcess],
 ) -> None:
+    """The job is a search that never ends by itself (depth 60): the first taker is killed
+    when it accepts it, and the second taker's search ends only when the test stops it (a
+    SIGTERM: the running job is stopped and still answered), however fast the search is."""
     workers = {
-        w: _start(fleet, brudno, mosquitto, mqtt_prefix, w, workdir=tmp_path) for w in ("k1", "k2")
+        w: _start(
+            fleet, brudno, mosquitto, mqtt_prefix, w, "--shutdown-timeout", "0", workdir=tmp_path
+        )
+        for w in ("k1", "k2")
     }
     async with ask_client(mosquitto, mqtt_prefix) as ask:
         await ask.wait_workers(2, HANG_TIMEOUT)
@@ -105,12 +111,21 @@ async def test_a_job_of_a_killed_worker_is_answered_by_another(
             if len(accepted_by) == 1:
                 workers[worker_id].kill()  # mid-job: no reply, no PUBACK, no goodbye
 
+        stopped: list[str] = []
+
+        def stop_second_taker_once_it_searches(line: str) -> None:
+            # The victim's lines all came before its Will, so before the second accept.
+            if len(accepted_by) == 2 and line.startswith("info depth") and not stopped:
+                stopped.append(accepted_by[1])
+                workers[accepted_by[1]].terminate()
+
         answer = await ask.ask(
             "chess",
-            "position startpos moves e2e4 e7e5\ngo nodes 8000",
+            "position startpos moves e2e4 e7e5\ngo depth 60",
             timeout=HANG_TIMEOUT,
             retry_after=None,
             on_accepted=kill_first_taker,
+            on_line=stop_second_taker_once_it_searches,
         )
         victim, survivor = accepted_by[0], ({"k1", "k2"} - {accepted_by[0]}).pop()
         board = chess.Board()
@@ -123,8 +138,6 @@ async def test_a_job_of_a_killed_worker_is_answered_by_another(
         await wait_until(lambda: ask.workers.get(victim) == "offline", "the Will arrived")
     assert workers[victim].wait() == -9
     assert await retained_status(mosquitto, mqtt_prefix, victim) == "offline"
-    assert await retained_status(mosquitto, mqtt_prefix, survivor) == "online"
-    workers[survivor].terminate()
     assert workers[survivor].wait() == 0
     assert await retained_status(mosquitto, mqtt_prefix, survivor) == "offline"
     assert "event=stopped worker=" + survivor in workers[survivor].log_text()
@@ -138,9 +151,23 @@ async def test_the_worker_carries_on_through_a_broker_restart(
     tmp_path: Path,
     fleet: list[WorkerProcess],
 ) -> None:
+    """The broker restarts while a job searches (one that never ends by itself, depth 60):
+    the worker reconnects, takes another job meanwhile, and the long job, stopped by the
+    test's SIGTERM, is still answered — whatever the speed of the search."""
     broker = fresh_mosquitto
     worker = _start(
-        fleet, brudno, broker, mqtt_prefix, "steady", "--session-expiry", "300", workdir=tmp_path
+        fleet,
+        brudno,
+        broker,
+        mqtt_prefix,
+        "steady",
+        "--session-expiry",
+        "300",
+        "--concurrency",
+        "2",
+        "--shutdown-timeout",
+        "0",
+        workdir=tmp_path,
     )
     async with ask_client(broker, mqtt_prefix) as ask:
         await ask.wait_workers(1, HANG_TIMEOUT)
@@ -155,20 +182,24 @@ async def test_the_worker_carries_on_through_a_broker_restart(
                 broker.restart()  # mid-job: both sides lose the connection
 
         fen = POSITIONS[1]
-        during = await ask.ask(
-            "chess",
-            f"position fen {fen}\ngo nodes 6000",
-            timeout=HANG_TIMEOUT,
-            on_accepted=restart_broker,
+        during = asyncio.create_task(
+            ask.ask(
+                "chess",
+                f"position fen {fen}\ngo depth 60",
+                timeout=HANG_TIMEOUT,
+                on_accepted=restart_broker,
+            )
         )
-        assert restarted.is_set()
-        assert _legal(fen, during.bestmove) and during.worker == "steady"
-
+        await wait_until(restarted.is_set, "the job was accepted and the broker restarted")
+        await wait_until(
+            lambda: worker.log_text().count("event=connected") >= 2, "the worker reconnected"
+        )
         after = await ask.ask("tictactoe", "go depth 9", timeout=HANG_TIMEOUT)
         assert after.bestmove is not None and after.worker == "steady"
-        await wait_until(lambda: ask.workers.get("steady") == "online", "online again")
-    assert worker.process.poll() is None  # never died
-    worker.terminate()
+        assert not during.done()  # still searching through it all
+        worker.terminate()  # stops the long search, which is answered all the same
+        answer = await during
+        assert _legal(fen, answer.bestmove) and answer.worker == "steady"
     assert worker.wait() == 0
     log = worker.log_text()
     assert log.count("event=connected") >= 2, log

@@ -246,31 +246,38 @@ async def test_bad_jobs_get_error_replies_and_never_kill_the_worker(
 
 
 async def test_duplicates_are_answered_once(mosquitto: Mosquitto, mqtt_prefix: str) -> None:
-    await ensure_warm()
+    gate = asyncio.Event()  # closed: the search waits, so the duplicate meets it running
+
+    def gated(hash_mb: int) -> SearchRunner:
+        return GatedRunner(gate, hash_mb)
+
     # Two slots, so the broker hands over the duplicate while the original still runs.
     async with (
-        running_worker(mosquitto, mqtt_prefix, concurrency=2) as worker,
+        running_worker(mosquitto, mqtt_prefix, concurrency=2, runner_factory=gated) as worker,
         raw_client(mosquitto, mqtt_prefix) as raw,
     ):
         topic = jobs_topic(mqtt_prefix, "chess")
         job = b"position startpos moves d2d4\ngo nodes 4000"
         await raw.publish(topic, job, correlation=b"dup")
         await raw.publish(topic, job, correlation=b"dup")
+        await wait_until(lambda: worker.stats.duplicates == 1, "the duplicate joined the job")
+        gate.set()
         first = await raw.terminal(b"dup")
-        assert worker.stats.duplicates == 1  # it joined the running job
-        await asyncio.sleep(0.3)
-        assert [r.status for r in raw.of(b"dup")].count("done") == 1
         # Once more after completion: the cached reply is published again, nothing searched.
         await raw.publish(topic, job, correlation=b"dup")
         replies = await raw.terminal(b"dup", count=2)
         finals = [r for r in replies if r.status == "done"]
-        assert len(finals) == 2
         assert finals[0] == first[-1] and finals[1].lines == finals[0].lines
         assert worker.stats.searched == 1
         assert worker.stats.duplicates == 2
         # The same correlation data from another response topic is another client's job.
-        await raw.publish(topic, job, correlation=b"dup", response_topic=f"{mqtt_prefix}/other")
+        await raw.publish(
+            topic, job, correlation=b"dup", response_topic=f"{mqtt_prefix}/replies/other"
+        )
         await wait_until(lambda: worker.stats.searched == 2, "a second, distinct job ran")
+        await raw.publish(topic, b"go depth 1", correlation=b"sentinel")
+        await raw.terminal(b"sentinel")  # replies come in order: nothing more for b"dup"
+        assert [r.status for r in raw.of(b"dup")].count("done") == 2  # ("other" is not ours)
 
 
 async def test_receive_maximum_limits_jobs_in_flight(
@@ -344,12 +351,14 @@ async def test_concurrent_jobs_run_in_separate_processes(
     mosquitto: Mosquitto, mqtt_prefix: str, concurrency: int
 ) -> None:
     await ensure_warm()
+    # Searches that never end by themselves (depth 60), ended by the worker's time limit:
+    # each runs long enough to be seen running beside another, however fast the machine.
     async with (
-        running_worker(mosquitto, mqtt_prefix, concurrency=concurrency) as worker,
+        running_worker(mosquitto, mqtt_prefix, concurrency=concurrency, max_job_s=1.0) as worker,
         ask_client(mosquitto, mqtt_prefix) as ask,
     ):
         jobs = [
-            ask.ask("chess", f"position startpos moves {m}\ngo nodes 3000", timeout=HANG_TIMEOUT)
+            ask.ask("chess", f"position startpos moves {m}\ngo depth 60", timeout=HANG_TIMEOUT)
             for m in ("e2e4", "d2d4", "c2c4", "g1f3")
         ]
         peak = 0
