@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import aiohttp
 import pytest
 
-from protocol.transports.http.auth import COOKIE, Access
+from protocol.transports.http.auth import COOKIE, Access, shown_token
 from protocol.transports.http.board import BoardError, render
 from protocol.transports.http.config import HttpConfig, HttpConfigError
 from protocol.transports.http.feed import Mailbox
@@ -54,23 +54,28 @@ def test_info_lines_are_read_tolerantly(line: str | None, expected: InfoSample) 
 
 
 def test_token_rule() -> None:
-    open_access = Access(None)
-    assert open_access.open and open_access.allows({}, {})
+    assert Access(None).open
     access = Access(TOKEN)
     basic = base64.b64encode(f"anyone:{TOKEN}".encode()).decode()
-    assert access.allows({"Authorization": f"Bearer {TOKEN}"}, {})
-    assert access.allows({"Authorization": f"Basic {basic}"}, {})
-    assert access.allows({}, {COOKIE: access.cookie_value()})
-    assert TOKEN not in access.cookie_value()
-    for headers, cookies in (
-        ({}, {}),
-        ({"Authorization": "Bearer wrong"}, {}),
-        ({"Authorization": f"Bearer {TOKEN}x"}, {}),
-        ({"Authorization": "Basic !!!"}, {}),
-        ({"Authorization": f"Token {TOKEN}"}, {}),
-        ({}, {COOKIE: TOKEN}),
-    ):
-        assert not access.allows(headers, cookies), (headers, cookies)
+    assert shown_token({"Authorization": f"Bearer {TOKEN}"}) == TOKEN
+    assert shown_token({"Authorization": f"Basic {basic}"}) == TOKEN
+    assert shown_token({"Authorization": "Basic !!!"}) == ""  # shown, and wrong
+    assert shown_token({}) is None and shown_token({"Authorization": f"Token {TOKEN}"}) is None
+    assert access.token_matches(TOKEN)
+    assert not access.token_matches(TOKEN + "x") and not access.token_matches("")
+    assert not access.session_alive({}) and not access.session_alive({COOKIE: TOKEN})
+
+
+def test_login_sessions_are_random_expire_and_are_revoked() -> None:
+    now = [100.0]
+    access = Access(TOKEN, session_ttl_s=60, clock=lambda: now[0])
+    first, second = access.log_in(), access.log_in()
+    assert first != second and TOKEN not in first and len(first) >= 40  # noqa: PLR2004
+    assert access.session_alive({COOKIE: first}) and access.session_alive({COOKIE: second})
+    access.log_out({COOKIE: first})
+    assert not access.session_alive({COOKIE: first}) and access.session_alive({COOKIE: second})
+    now[0] += 60
+    assert not access.session_alive({COOKIE: second})
 
 
 def test_config_keeps_the_loopback_rule() -> None:
