@@ -126,7 +126,8 @@ async def _try_token(request: web.Request, given: str, *, page: bool) -> web.Res
     if request.app[_ACCESS].token_matches(given):
         throttle.succeeded(host)
         return None
-    failure = throttle.failed(host)
+    await asyncio.sleep(LOGIN_FAILURE_DELAY_S)
+    failure = throttle.failed(host)  # after the pause: the penalty runs from the answer
     monitor.auth_failed(AuthFailure.WRONG_TOKEN)
     if failure.report:
         log.info("%s", log_line("http_auth_failed", peer=host, path=request.path))
@@ -140,7 +141,6 @@ async def _try_token(request: web.Request, given: str, *, page: bool) -> web.Res
                     penalty_s=f"{failure.penalty_s:g}",
                 ),
             )
-    await asyncio.sleep(LOGIN_FAILURE_DELAY_S)
     if page:
         return _no_store(_html("login.html", status=401, note="Wrong token."))
     return _unauthorized()

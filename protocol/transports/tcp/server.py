@@ -376,8 +376,8 @@ class Connection:
             throttle.succeeded(host)
             _event("auth_ok", self.sid, peer=self.peer)
             return None
-        failure = throttle.failed(host)
         await asyncio.sleep(AUTH_FAILURE_DELAY_S)
+        failure = throttle.failed(host)  # after the pause: the penalty runs from the answer
         self._sink.send(
             info_string(f"error: {AUTH_FAILED} (the first line must be 'auth <token>')")
         )

@@ -70,7 +70,7 @@ def test_login_sessions_are_random_expire_and_are_revoked() -> None:
     now = [100.0]
     access = Access(TOKEN, session_ttl_s=60, clock=lambda: now[0])
     first, second = access.log_in(), access.log_in()
-    assert first != second and TOKEN not in first and len(first) >= 40  # noqa: PLR2004
+    assert first != second and TOKEN not in first and len(first) >= 40
     assert access.session_alive({COOKIE: first}) and access.session_alive({COOKIE: second})
     access.log_out({COOKIE: first})
     assert not access.session_alive({COOKIE: first}) and access.session_alive({COOKIE: second})
