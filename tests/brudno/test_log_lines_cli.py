@@ -9,9 +9,9 @@ from pathlib import Path
 
 import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
 
 from protocol.transports.mqtt.topics import jobs_topic
+from protocol.transports.mqtt.wire import new_properties
 from tests.support.http_helpers import wait_for_file_line
 from tests.support.mosquitto_fixture import Mosquitto, WorkerProcess, ask_client
 
@@ -28,7 +28,7 @@ async def test_a_topic_with_control_characters_cannot_forge_a_worker_log_line(
         async with aiomqtt.Client(
             "127.0.0.1", mosquitto.port, protocol=aiomqtt.ProtocolVersion.V5
         ) as client:
-            props = Properties(PacketTypes.PUBLISH)
+            props = new_properties(PacketTypes.PUBLISH)
             props.ResponseTopic = f"{mqtt_prefix}/replies/log-test"
             props.CorrelationData = b"forged"
             await client.publish(
