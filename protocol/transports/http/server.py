@@ -126,8 +126,10 @@ async def _try_token(request: web.Request, given: str, *, page: bool) -> web.Res
     if request.app[_ACCESS].token_matches(given):
         throttle.succeeded(host)
         return None
+    # Counted before the pause, with no await since the check above: guesses sent in
+    # parallel see each other's failures, so the penalty holds however many there are.
+    failure = throttle.failed(host)
     await asyncio.sleep(LOGIN_FAILURE_DELAY_S)
-    failure = throttle.failed(host)  # after the pause: the penalty runs from the answer
     monitor.auth_failed(AuthFailure.WRONG_TOKEN)
     if failure.report:
         log.info("%s", log_line("http_auth_failed", peer=host, path=request.path))

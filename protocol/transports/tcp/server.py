@@ -376,8 +376,10 @@ class Connection:
             throttle.succeeded(host)
             _event("auth_ok", self.sid, peer=self.peer)
             return None
+        # Counted before the pause, with no await since the check above: guesses sent in
+        # parallel see each other's failures, so the penalty holds however many there are.
+        failure = throttle.failed(host)
         await asyncio.sleep(AUTH_FAILURE_DELAY_S)
-        failure = throttle.failed(host)  # after the pause: the penalty runs from the answer
         self._sink.send(
             info_string(f"error: {AUTH_FAILED} (the first line must be 'auth <token>')")
         )
