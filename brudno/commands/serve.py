@@ -15,7 +15,9 @@ server finds the same token.
 Monitoring (``--metrics-port``, off by default): Prometheus metrics, health probes and a live
 status page on an HTTP port of their own (:mod:`protocol.transports.http`), under the same
 token rule as the game port: ``--metrics-host`` beyond loopback needs the token, which then
-guards the metrics and the page.
+guards the metrics and the page; ``--metrics-token`` (``$BRUDNO_METRICS_TOKEN``) replaces it
+there with an operator token.  ``--auth-max-penalty`` bounds the brute-force limit both ports
+share.
 
 Exit status: 0 after a graceful shutdown; 1 when an address cannot be bound; 2 for a
 configuration the server refuses (a public address without a token, an unreadable token file).

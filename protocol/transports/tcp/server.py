@@ -47,7 +47,10 @@ Limits, and why each exists:
   its output, so a client that never reads cannot make the server buffer without bound.  A
   client that reads nothing for ``write_timeout_s`` while output is pending is disconnected.
 * ``token`` — required when binding anything but loopback: the first line must be
-  ``auth <token>``, compared in constant time.
+  ``auth <token>``, compared in constant time.  Wrong ones count against the client's
+  address (:mod:`~protocol.transports.auth_throttle`, shared with the monitoring port):
+  while it is penalised its ``auth`` lines are refused unchecked.  A later ``auth`` line is
+  answered ``already authenticated``, never handed to the session (which would echo it).
 * ``eval_file_dir`` — ``setoption name EvalFile`` reads a file on the server's machine, so by
   default it is refused; with a directory, a client may name the files in it and nothing
   else (:class:`~protocol.uci.options.EvalFileAccess`).  ``book_dir`` does the same for
