@@ -79,7 +79,7 @@ class AuthThrottle:
     def __init__(
         self, policy: ThrottlePolicy | None = None, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self.policy = policy or ThrottlePolicy()
+        self.policy = policy if policy is not None else ThrottlePolicy()
         self.policy.check()
         self._clock = clock
         self._records: OrderedDict[str, _Record] = OrderedDict()

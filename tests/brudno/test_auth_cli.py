@@ -182,6 +182,19 @@ async def test_wrong_tokens_on_the_game_port_are_throttled_per_address(
         assert log.count("event=auth_failed ") == FREE_FAILURES + 1
 
 
+async def test_both_ports_count_one_address_together(brudno: list[str]) -> None:
+    async with serve_process(brudno, "--metrics-port", "0", env=_env()) as server:
+        base = await _base(server)
+        for n in range(3):
+            assert (await get(base + "/metrics", token=f"guess-{n}")).status == 401
+        for n in range(3):
+            guess = await TcpClient.open(server.port, token=f"guess-{n}")
+            assert (await guess.read_to_end())[0].startswith("info string error: auth")
+            await guess.close()
+        # The sixth wrong token from this address, three per port: the penalties begin.
+        await server.wait_for_log(r"event=auth_throttled address=127\.0\.0\.1 failures=6 ")
+
+
 async def test_a_second_auth_line_is_neither_echoed_nor_logged(brudno: list[str]) -> None:
     async with serve_process(brudno, env=_env()) as server:
         client = await TcpClient.open(server.port, token=GAME_TOKEN)

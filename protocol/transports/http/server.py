@@ -358,7 +358,9 @@ class HttpServer:
             config.max_page_clients,
             monitor.metrics.page_updates_dropped.inc,
         )
-        self.auth_throttle = throttle or AuthThrottle(config.auth_throttle)
+        self.auth_throttle = (
+            throttle if throttle is not None else AuthThrottle(config.auth_throttle)
+        )
         self._app = build_app(config, monitor, self.feed, self.auth_throttle)
         self._runner: web.AppRunner | None = None
         self._feeding: asyncio.Task[None] | None = None
