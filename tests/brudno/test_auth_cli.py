@@ -1,8 +1,8 @@
-"""Credentials on a real ``brudno serve``, asked by real clients over real sockets: the
-operator token on the monitoring port, the login cookie and logout, the brute-force limit on
-both ports (127.0.0.2 plays a second client address), a second ``auth`` line, and log lines
-that client text cannot forge (the throttle alone: tests/protocol/transports/
-test_auth_throttle.py)."""
+"""Credentials on a real ``brudno serve`` (and a real ``brudno mqtt`` worker), asked by real
+clients over real sockets: the operator token on the monitoring port, the login cookie and
+logout, the brute-force limit on both ports, counted together (127.0.0.2 plays a second
+client address), and a second ``auth`` line (the throttle alone:
+tests/protocol/transports/test_auth_throttle.py; log lines: test_log_lines_cli.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,14 @@ import re
 from http.cookies import SimpleCookie
 from pathlib import Path
 
-from tests.support.http_helpers import HTTP_LISTENING, get, request, samples
+from tests.support.http_helpers import (
+    HTTP_LISTENING,
+    get,
+    request,
+    samples,
+    wait_for_file_line,
+)
+from tests.support.mosquitto_fixture import Mosquitto, WorkerProcess
 from tests.support.tcp_helpers import (
     HANG_TIMEOUT,
     ServeProcess,
@@ -74,6 +81,34 @@ async def test_the_operator_token_replaces_the_game_token_on_the_http_port(
         base = await _base(server)
         assert (await get(base + "/metrics", token=GAME_TOKEN)).status == 401
         assert (await get(base + "/metrics", token=OPERATOR_TOKEN)).status == 200
+
+
+async def test_a_worker_takes_an_operator_token_too(
+    mosquitto: Mosquitto, mqtt_prefix: str, brudno: list[str], tmp_path: Path
+) -> None:
+    secret = tmp_path / "operator-token"
+    secret.write_text(OPERATOR_TOKEN + "\n")
+    worker = WorkerProcess(
+        brudno,
+        mosquitto,
+        mqtt_prefix,
+        "ops-w1",
+        tmp_path,
+        "--metrics-port",
+        "0",
+        "--token",
+        GAME_TOKEN,
+        "--metrics-token-file",
+        str(secret),
+    )
+    try:
+        found = await wait_for_file_line(worker.log_path, HTTP_LISTENING)
+        base = f"http://127.0.0.1:{found[2]}"
+        assert (await get(base + "/metrics", token=GAME_TOKEN)).status == 401
+        assert (await get(base + "/metrics", token=OPERATOR_TOKEN)).status == 200
+    finally:
+        worker.close()
+    assert OPERATOR_TOKEN not in worker.log_text()
 
 
 async def test_the_login_cookie_is_a_session_that_post_logout_revokes(
