@@ -10,8 +10,9 @@ bucket, then a summary per target):
 Per target (``http``: ``GET /metrics`` with a wrong bearer token; ``game``: a connection
 sending ``auth <wrong>``), ``--parallel`` attacker loops on 127.0.0.1 guess back to back for
 ``--seconds``.  Each answer is either *checked* (401, ``authentication failed (the first
-line …``: the guess was compared with the token) or *refused unchecked* (429, ``… too many
-failed attempts …``: the address was penalised, the guess was worth nothing).  The curve is
+line …``: the guess was compared with the token), *refused unchecked* (429, ``… too many
+failed attempts …``: the address was penalised, the guess was worth nothing) or *other*
+(a game connection evicted from the pending-auth budget by the attacker's own flood).  The curve is
 checked guesses per second in each ``--bucket``.  Meanwhile a bystander on 127.0.0.2 shows
 the right token once a second (``bystander ok`` counts how often it got in).  When the attack
 stops, the attacker's address shows the right token every 50 ms: ``lockout`` is how long
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import enum
 import os
 import re
 import sys
@@ -38,6 +40,19 @@ ATTACKER, BYSTANDER = "127.0.0.1", "127.0.0.2"
 LISTENING = re.compile(rb"event=listening address=(\S+):(\d+)")
 HTTP_LISTENING = re.compile(rb"event=http_listening address=(\S+):(\d+)")
 THROTTLED = "too many failed attempts"
+WRONG = "authentication failed (the first line"
+
+
+class Outcome(enum.Enum):
+    RIGHT = "right"
+    WRONG = "wrong"
+    """Checked, and wrong."""
+    THROTTLED = "throttled"
+    """Refused unchecked."""
+    OTHER = "other"
+    """Neither (a connection evicted from the pending-auth budget, a reset)."""
+
+
 HANG_S = 60.0
 RETRY_S = 0.05
 
@@ -49,6 +64,7 @@ class Tally:
     checked: list[float] = field(default_factory=list)
     """When each checked guess was answered (seconds since the attack began)."""
     refused: int = 0
+    other: int = 0
     bystander_ok: int = 0
     bystander_tries: int = 0
     lockout_s: float = 0.0
@@ -87,25 +103,28 @@ async def start_server(max_penalty: float) -> tuple[asyncio.subprocess.Process, 
     return proc, port, http_port
 
 
-async def guess_http(client: aiohttp.ClientSession, url: str, token: str) -> bool | None:
-    """True: checked and right; False: checked and wrong; None: refused unchecked."""
+async def guess_http(client: aiohttp.ClientSession, url: str, token: str) -> Outcome:
     headers = {"Authorization": f"Bearer {token}"}
     async with client.get(url, headers=headers) as response:
         await response.read()
-        if response.status == 429:
-            return None
-        return response.status == 200
+        return {200: Outcome.RIGHT, 401: Outcome.WRONG, 429: Outcome.THROTTLED}.get(
+            response.status, Outcome.OTHER
+        )
 
 
-async def guess_game(port: int, token: str, local_host: str) -> bool | None:
+async def guess_game(port: int, token: str, local_host: str) -> Outcome:
     reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(local_host, 0))
     try:
         writer.write(f"auth {token}\nisready\n".encode())
         await writer.drain()
         line = (await asyncio.wait_for(reader.readline(), HANG_S)).decode()
+        if line.strip() == "readyok":
+            return Outcome.RIGHT
         if THROTTLED in line:
-            return None
-        return line.strip() == "readyok"
+            return Outcome.THROTTLED
+        return Outcome.WRONG if WRONG in line else Outcome.OTHER
+    except (ConnectionError, OSError):
+        return Outcome.OTHER
     finally:
         writer.close()
         with contextlib.suppress(ConnectionError, OSError):
@@ -132,8 +151,10 @@ async def attack(target: str, port: int, url: str, args: argparse.Namespace) -> 
                     result = await guess_http(client, url, token)
                 else:
                     result = await guess_game(port, token, ATTACKER)
-                if result is None:
+                if result is Outcome.THROTTLED:
                     tally.refused += 1
+                elif result is Outcome.OTHER:
+                    tally.other += 1
                 else:
                     tally.checked.append(time.monotonic() - began)
 
@@ -141,11 +162,11 @@ async def attack(target: str, port: int, url: str, args: argparse.Namespace) -> 
         async with _session(BYSTANDER) as client:
             while time.monotonic() < ends:
                 if target == "http":
-                    ok = await guess_http(client, url, OPERATOR_TOKEN)
+                    outcome = await guess_http(client, url, OPERATOR_TOKEN)
                 else:
-                    ok = await guess_game(port, GAME_TOKEN, BYSTANDER)
+                    outcome = await guess_game(port, GAME_TOKEN, BYSTANDER)
                 tally.bystander_tries += 1
-                tally.bystander_ok += bool(ok)
+                tally.bystander_ok += outcome is Outcome.RIGHT
                 await asyncio.sleep(1.0)
 
     await asyncio.gather(*(attacker(n) for n in range(args.parallel)), bystander())
@@ -153,10 +174,10 @@ async def attack(target: str, port: int, url: str, args: argparse.Namespace) -> 
     async with _session(ATTACKER) as client:
         while True:
             if target == "http":
-                ok = await guess_http(client, url, OPERATOR_TOKEN)
+                outcome = await guess_http(client, url, OPERATOR_TOKEN)
             else:
-                ok = await guess_game(port, GAME_TOKEN, ATTACKER)
-            if ok:
+                outcome = await guess_game(port, GAME_TOKEN, ATTACKER)
+            if outcome is Outcome.RIGHT:
                 break
             await asyncio.sleep(RETRY_S)
     tally.lockout_s = time.monotonic() - stopped
@@ -190,7 +211,7 @@ def report(target: str, tally: Tally, args: argparse.Namespace) -> None:
         )
     print(
         f"target={target} parallel={args.parallel} seconds={args.seconds:g} "
-        f"checked={len(tally.checked)} refused_unchecked={tally.refused} "
+        f"checked={len(tally.checked)} refused_unchecked={tally.refused} other={tally.other} "
         f"checked_per_s_overall={len(tally.checked) / args.seconds:.2f} "
         f"bystander_ok={tally.bystander_ok}/{tally.bystander_tries} "
         f"lockout_after_attack_s={tally.lockout_s:.2f} "
