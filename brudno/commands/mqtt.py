@@ -9,8 +9,9 @@ Usage (containers and scripts depend on this interface)::
                 [--session-expiry S] [--max-job-seconds S] [--max-hash MIB]
                 [--reconnect-max S] [--shutdown-timeout S] [--status-file F]
                 [--eval-file-dir DIR] [--syzygy-dir DIR] [--book-dir DIR]
-                [--metrics-port PORT] [--metrics-host HOST]
+                [--metrics-port PORT] [--metrics-host HOST] [--auth-max-penalty S]
                 [--token T | --token-file F | --token-env VAR]
+                [--metrics-token T | --metrics-token-file F | --metrics-token-env VAR]
 
 This module turns the command line and the environment into a
 :class:`~protocol.transports.mqtt.config.WorkerConfig` and runs the worker until SIGTERM or
@@ -39,7 +40,7 @@ from pathlib import Path
 
 from brudno.argtypes import positive_int
 from brudno.commands.serve import TOKEN_ENV, resolve_token
-from brudno.monitoring import add_metrics_arguments, http_config
+from brudno.monitoring import add_auth_penalty_argument, add_metrics_arguments, http_config
 from brudno.signals import run_until_signal
 from protocol.transports.http.config import HttpConfig, HttpConfigError
 from protocol.transports.http.service import serve_mqtt_monitored
@@ -283,6 +284,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "others (default: BookFile refuses every file)",
     )
     add_metrics_arguments(parser)
+    add_auth_penalty_argument(parser)
     monitoring = parser.add_argument_group(
         "monitoring token (needed with --metrics-host beyond loopback)"
     )
@@ -335,7 +337,11 @@ def run(args: argparse.Namespace) -> int:
     worker_log.setLevel(min(worker_log.getEffectiveLevel(), logging.INFO))
     try:
         config = worker_config(args)
-        http = http_config(args, resolve_token(args.token, args.token_file, args.token_env))
+        http = http_config(
+            args,
+            resolve_token(args.token, args.token_file, args.token_env),
+            resolve_token(args.metrics_token, args.metrics_token_file, args.metrics_token_env),
+        )
         if http is not None:
             http.check()
     except (MqttConfigError, HttpConfigError, OSError, ssl.SSLError) as exc:

@@ -15,7 +15,9 @@ server finds the same token.
 Monitoring (``--metrics-port``, off by default): Prometheus metrics, health probes and a live
 status page on an HTTP port of their own (:mod:`protocol.transports.http`), under the same
 token rule as the game port: ``--metrics-host`` beyond loopback needs the token, which then
-guards the metrics and the page.
+guards the metrics and the page; ``--metrics-token`` (``$BRUDNO_METRICS_TOKEN``) replaces it
+there with an operator token.  ``--auth-max-penalty`` bounds the brute-force limit both ports
+share.
 
 Exit status: 0 after a graceful shutdown; 1 when an address cannot be bound; 2 for a
 configuration the server refuses (a public address without a token, an unreadable token file).
@@ -33,8 +35,9 @@ import sys
 from pathlib import Path
 
 from brudno.argtypes import positive_int
-from brudno.monitoring import add_metrics_arguments, http_config
+from brudno.monitoring import add_auth_penalty_argument, add_metrics_arguments, http_config
 from brudno.signals import run_until_signal
+from protocol.transports.auth_throttle import ThrottlePolicy
 from protocol.transports.http.config import HttpConfigError
 from protocol.transports.http.service import serve_tcp_monitored
 from protocol.transports.tcp import server as tcp_server
@@ -144,6 +147,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="environment variable holding the token (default %(default)s)",
     )
+    add_auth_penalty_argument(parser)
     parser.add_argument(
         "--idle-timeout",
         type=float,
@@ -225,6 +229,7 @@ def server_config(args: argparse.Namespace, token: str | None) -> ServerConfig:
         max_threads=args.max_threads,
         max_total_threads=args.max_total_threads,
         token=token,
+        auth_throttle=ThrottlePolicy.up_to(args.auth_max_penalty),
         idle_timeout_s=args.idle_timeout if args.idle_timeout > 0 else None,
         max_line_bytes=args.max_line_bytes,
         shutdown_timeout_s=max(0.0, args.shutdown_timeout),
@@ -251,11 +256,14 @@ def run(args: argparse.Namespace) -> int:
         events.setLevel(min(events.getEffectiveLevel(), logging.INFO))
     try:
         token = resolve_token(args.token, args.token_file, args.token_env)
+        operator_token = resolve_token(
+            args.metrics_token, args.metrics_token_file, args.metrics_token_env
+        )
     except OSError as exc:
         print(f"brudno serve: cannot read the token file: {exc}", file=sys.stderr)
         return ExitStatus.BAD_CONFIG
     config = server_config(args, token)
-    http = http_config(args, token)
+    http = http_config(args, token, operator_token)
     try:
         config.check()
         if http is not None:

@@ -37,6 +37,9 @@ class AuthFailure(enum.StrEnum):
     TIMEOUT = "timeout"
     EVICTED = "evicted"
     """Pushed out of the pending-auth budget by newer connections before its first line."""
+    THROTTLED = "throttled"
+    """Refused unchecked: too many wrong tokens from its address lately
+    (:mod:`~protocol.transports.auth_throttle`)."""
 
 
 class SessionObserver(Protocol):

@@ -27,16 +27,35 @@ class Reply:
 
 
 async def get(
-    url: str, *, token: str | None = None, headers: dict[str, str] | None = None
+    url: str,
+    *,
+    token: str | None = None,
+    headers: dict[str, str] | None = None,
+    local_host: str | None = None,
 ) -> Reply:
-    """One GET with a fresh client (no cookies carried over)."""
+    """One GET with a fresh client (no cookies carried over), from ``local_host`` if given
+    (any 127.x.y.z is this machine: one test can be several client addresses)."""
     sent = dict(headers or {})
     if token is not None:
         sent["Authorization"] = f"Bearer {token}"
+    return await request("GET", url, headers=sent, local_host=local_host)
+
+
+async def request(
+    method: str,
+    url: str,
+    *,
+    headers: dict[str, str] | None = None,
+    form: dict[str, str] | None = None,
+    local_host: str | None = None,
+) -> Reply:
+    """One request with a fresh client (no cookies carried over, no redirects followed)."""
+    sent = dict(headers or {})
     timeout = aiohttp.ClientTimeout(total=HANG_TIMEOUT)
+    connector = aiohttp.TCPConnector(local_addr=None if local_host is None else (local_host, 0))
     async with (
-        aiohttp.ClientSession(timeout=timeout) as client,
-        client.get(url, headers=sent, allow_redirects=False) as response,
+        aiohttp.ClientSession(timeout=timeout, connector=connector) as client,
+        client.request(method, url, headers=sent, data=form, allow_redirects=False) as response,
     ):
         return Reply(response.status, await response.text(), dict(response.headers))
 

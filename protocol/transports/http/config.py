@@ -2,13 +2,15 @@
 
 The rule is the game port's (:mod:`protocol.transports.tcp.config`): loopback without a
 token, any address with one.  The page shows positions and the metrics show load, which is
-nobody else's business, and the token is what keeps strangers out of both.
+nobody else's business, and the token is what keeps strangers out of both.  With an operator
+token, only it does: players, who hold the game token, see neither.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from protocol.transports.auth_throttle import ThrottlePolicy
 from protocol.transports.tcp.config import is_loopback
 from protocol.transports.tcp.wire import MAX_PORT
 
@@ -23,16 +25,33 @@ class HttpConfig:
     port: int = 9400
     """0 picks a free port (see :attr:`~protocol.transports.http.server.HttpServer.port`)."""
     token: str | None = None
-    """Needed for ``/metrics``, the page and its feed when set; the health probes stay open."""
+    """The game token: needed for ``/metrics``, the page and its feed when set and no
+    ``operator_token`` is; the health probes stay open."""
+    operator_token: str | None = None
+    """When set, the only token that opens ``/metrics`` and the page (``token`` does not)."""
+    tls: bool = False
+    """Served over TLS: the login cookie is then ``Secure``."""
+    session_ttl_s: float = 8 * 3600.0
+    """How long a login through the page's form lasts (logout ends it sooner)."""
+    auth_throttle: ThrottlePolicy = field(default_factory=ThrottlePolicy)
+    """The brute-force limit on wrong tokens (when the server is not handed the game port's
+    :class:`~protocol.transports.auth_throttle.AuthThrottle` to share)."""
+
+    @property
+    def guard_token(self) -> str | None:
+        """The token this port asks for: the operator's if set, else the game token."""
+        return self.operator_token if self.operator_token is not None else self.token
+
     sample_interval_s: float = 0.5
     """How often the page's feed samples the sessions (and so its most frequent update)."""
     max_page_clients: int = 16
     """Pages open at once; more are told 503 (each holds a connection and a queue)."""
 
     def check(self) -> None:
-        if self.token is not None and (not self.token.strip() or self.token != self.token.strip()):
-            raise HttpConfigError("the token must not be empty or start or end with blanks")
-        if self.token is None and not is_loopback(self.host):
+        for token in (self.token, self.operator_token):
+            if token is not None and (not token.strip() or token != token.strip()):
+                raise HttpConfigError("the token must not be empty or start or end with blanks")
+        if self.guard_token is None and not is_loopback(self.host):
             raise HttpConfigError(
                 f"serving metrics on {self.host!r} (not loopback) requires a token"
             )
@@ -42,3 +61,9 @@ class HttpConfig:
             raise HttpConfigError("the sample interval must be positive")
         if self.max_page_clients < 1:
             raise HttpConfigError("max_page_clients must be at least 1")
+        if not self.session_ttl_s > 0:
+            raise HttpConfigError("the login session lifetime must be positive")
+        try:
+            self.auth_throttle.check()
+        except ValueError as exc:
+            raise HttpConfigError(f"auth_throttle: {exc}") from None

@@ -8,12 +8,16 @@ Routes (``GET`` unless said):
 * ``/metrics`` — Prometheus' text format, from the service's own registry;
 * ``/`` — the status page; ``/events`` its server-sent events; ``/status.json`` one sample;
   ``/board.svg`` a position's picture; ``/assets/…`` the page's script and style;
-* ``POST /login`` — the page's login form (with a token), ``/logout``.
+* ``POST /login`` — the page's login form (with a token); ``POST /logout`` revokes its
+  login session (a ``GET`` is refused with 405: a link cannot log anyone out).
 
 With a token, everything but the probes, the login form and the assets needs it
 (:mod:`protocol.transports.http.auth`): a request without it gets 401 (the page's 401 is the
-login form).  The probes stay open: an orchestrator's probe carries no secret, and they tell
-nothing a port scan would not.
+login form).  Wrong tokens count against the client's address in an
+:class:`~protocol.transports.auth_throttle.AuthThrottle` (shared with the game port when
+there is one); while the address is penalised, a token it shows is not checked and gets
+``429`` with ``Retry-After``.  The probes stay open: an orchestrator's probe carries no
+secret, and they tell nothing a port scan would not.
 
 aiohttp rather than a hand-written HTTP/1.1 parser: request parsing, keep-alive, limits on
 header sizes and streamed responses (the server-sent events) are its everyday business, and
@@ -30,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 from importlib import resources
 from types import TracebackType
 from typing import Final, Self
@@ -38,12 +43,14 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from protocol.transports.auth_throttle import AuthThrottle
 from protocol.transports.events import log_line
-from protocol.transports.http.auth import COOKIE, Access
+from protocol.transports.http.auth import COOKIE, Access, shown_token
 from protocol.transports.http.board import BoardError, render
 from protocol.transports.http.config import HttpConfig
 from protocol.transports.http.feed import Feed
 from protocol.transports.http.monitor import Monitor
+from protocol.transports.observer import AuthFailure
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +75,8 @@ SECURITY_HEADERS: Final = {
 """Everything the page uses comes from this server (no CDN); nothing else may run."""
 
 _ACCESS: Final = web.AppKey("access", Access)
+_THROTTLE: Final = web.AppKey("throttle", AuthThrottle)
+_SECURE_COOKIE: Final = web.AppKey("secure_cookie", bool)
 _MONITOR: Final = web.AppKey("monitor", Monitor)
 _FEED: Final = web.AppKey("feed", Feed)
 _CLOSING: Final = web.AppKey("closing", asyncio.Event)
@@ -86,15 +95,57 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     except (web.HTTPException, asyncio.CancelledError):
         raise
     except Exception:
-        log.exception("HTTP %s %s failed", request.method, request.path)
+        log.exception("%s", log_line("http_failed", method=request.method, path=request.path))
         response = web.Response(status=500, text="internal error\n")
     if not response.prepared:
         response.headers.update(SECURITY_HEADERS)
     return response
 
 
-def _allowed(request: web.Request) -> bool:
-    return request.app[_ACCESS].allows(request.headers, request.cookies)
+async def _refusal(request: web.Request, *, page: bool = False) -> web.Response | None:
+    """``None`` when the request may see protected pages (no token, a live login session,
+    the right token), else the answer: 401 (for the page, its login form), or 429."""
+    access = request.app[_ACCESS]
+    if access.open or access.session_alive(request.cookies):
+        return None
+    given = shown_token(request.headers)
+    if given is None:
+        return _no_store(_html("login.html", status=401)) if page else _unauthorized()
+    return await _try_token(request, given, page=page)
+
+
+async def _try_token(request: web.Request, given: str, *, page: bool) -> web.Response | None:
+    """Check a token the client showed, under the brute-force limit: ``None`` when right."""
+    throttle = request.app[_THROTTLE]
+    monitor = request.app[_MONITOR]
+    host = request.remote or ""
+    wait = throttle.blocked_for(host)
+    if wait > 0:
+        monitor.auth_failed(AuthFailure.THROTTLED)
+        return _too_many(wait, page=page)
+    if request.app[_ACCESS].token_matches(given):
+        throttle.succeeded(host)
+        return None
+    # Counted before the pause, with no await since the check above: guesses sent in
+    # parallel see each other's failures, so the penalty holds however many there are.
+    failure = throttle.failed(host)
+    await asyncio.sleep(LOGIN_FAILURE_DELAY_S)
+    monitor.auth_failed(AuthFailure.WRONG_TOKEN)
+    if failure.report:
+        log.info("%s", log_line("http_auth_failed", peer=host, path=request.path))
+        if failure.penalty_s > 0:
+            log.info(
+                "%s",
+                log_line(
+                    "auth_throttled",
+                    address=failure.address,
+                    failures=failure.failures,
+                    penalty_s=f"{failure.penalty_s:g}",
+                ),
+            )
+    if page:
+        return _no_store(_html("login.html", status=401, note="Wrong token."))
+    return _unauthorized()
 
 
 def _unauthorized() -> web.Response:
@@ -102,6 +153,20 @@ def _unauthorized() -> web.Response:
         status=401,
         text="token required\n",
         headers={"WWW-Authenticate": 'Bearer realm="brudno"'},
+    )
+
+
+def _too_many(wait_s: float, *, page: bool) -> web.Response:
+    """429: the address sent too many wrong tokens; its next one is checked after this."""
+    seconds = math.ceil(wait_s)
+    headers = {"Retry-After": str(seconds)}
+    if page:
+        note = f"Too many wrong tokens from your address: try again in {seconds} s."
+        response = _html("login.html", status=429, note=note)
+        response.headers.update(headers)
+        return _no_store(response)
+    return web.Response(
+        status=429, text="too many wrong tokens; try again later\n", headers=headers
     )
 
 
@@ -123,8 +188,8 @@ async def _readyz(request: web.Request) -> web.Response:
 
 
 async def _metrics(request: web.Request) -> web.Response:
-    if not _allowed(request):
-        return _unauthorized()
+    if refused := await _refusal(request):
+        return refused
     body = request.app[_MONITOR].metrics.exposition()
     response = web.Response(body=body)
     response.headers["Content-Type"] = CONTENT_TYPE_LATEST
@@ -133,8 +198,8 @@ async def _metrics(request: web.Request) -> web.Response:
 
 # -- the page -------------------------------------------------------------------------------
 async def _page(request: web.Request) -> web.Response:
-    if not _allowed(request):
-        return _no_store(_html("login.html", status=401))
+    if refused := await _refusal(request, page=True):
+        return refused
     return _no_store(_html("index.html"))
 
 
@@ -149,15 +214,26 @@ async def _login(request: web.Request) -> web.Response:
         return _see_other()
     form = await request.post()
     given = form.get("token")
-    if not isinstance(given, str) or not access.token_matches(given.strip()):
-        await asyncio.sleep(LOGIN_FAILURE_DELAY_S)
-        return _no_store(_html("login.html", status=401, note="Wrong token."))
+    if refused := await _try_token(
+        request, given.strip() if isinstance(given, str) else "", page=True
+    ):
+        return refused
     response = _see_other()
-    response.set_cookie(COOKIE, access.cookie_value(), httponly=True, samesite="Strict", path="/")
+    response.set_cookie(
+        COOKIE,
+        access.log_in(),
+        max_age=math.ceil(access.session_ttl_s),
+        httponly=True,
+        samesite="Strict",
+        secure=request.app[_SECURE_COOKIE],
+        path="/",
+    )
     return response
 
 
-async def _logout(_request: web.Request) -> web.Response:
+async def _logout(request: web.Request) -> web.Response:
+    """``POST`` only: revokes the login session (the cookie alone would outlive a delete)."""
+    request.app[_ACCESS].log_out(request.cookies)
     response = _see_other()
     response.del_cookie(COOKIE, path="/")
     return response
@@ -179,14 +255,14 @@ async def _asset_handler(request: web.Request) -> web.Response:
 
 
 async def _status_json(request: web.Request) -> web.Response:
-    if not _allowed(request):
-        return _unauthorized()
+    if refused := await _refusal(request):
+        return refused
     return _no_store(web.json_response(request.app[_MONITOR].snapshot().to_json()))
 
 
 async def _board(request: web.Request) -> web.Response:
-    if not _allowed(request):
-        return _unauthorized()
+    if refused := await _refusal(request):
+        return refused
     if len(request.query_string) > MAX_QUERY_CHARS:
         return web.Response(status=414, text="query too long\n")
     query = request.query
@@ -207,8 +283,8 @@ async def _board(request: web.Request) -> web.Response:
 async def _events(request: web.Request) -> web.StreamResponse:
     """Server-sent events: one ``data:`` message per sample, until the page goes away or the
     server closes (see :mod:`protocol.transports.http.feed`)."""
-    if not _allowed(request):
-        return _unauthorized()
+    if refused := await _refusal(request):
+        return refused
     closing = request.app[_CLOSING]
     with request.app[_FEED].subscribe() as box:
         if box is None:
@@ -238,9 +314,13 @@ async def _events(request: web.Request) -> web.StreamResponse:
         return response
 
 
-def build_app(config: HttpConfig, monitor: Monitor, feed: Feed) -> web.Application:
+def build_app(
+    config: HttpConfig, monitor: Monitor, feed: Feed, throttle: AuthThrottle
+) -> web.Application:
     app = web.Application(middlewares=[_guard], client_max_size=16 * 1024)
-    app[_ACCESS] = Access(config.token)
+    app[_ACCESS] = Access(config.guard_token, session_ttl_s=config.session_ttl_s)
+    app[_THROTTLE] = throttle
+    app[_SECURE_COOKIE] = config.tls
     app[_MONITOR] = monitor
     app[_FEED] = feed
     app[_CLOSING] = asyncio.Event()
@@ -249,7 +329,7 @@ def build_app(config: HttpConfig, monitor: Monitor, feed: Feed) -> web.Applicati
     app.router.add_get("/metrics", _metrics)
     app.router.add_get("/", _page)
     app.router.add_post("/login", _login)
-    app.router.add_get("/logout", _logout)
+    app.router.add_post("/logout", _logout)
     app.router.add_get("/events", _events)
     app.router.add_get("/status.json", _status_json)
     app.router.add_get("/board.svg", _board)
@@ -261,10 +341,14 @@ class HttpServer:
     """The monitoring server of one service; an async context manager.
 
     ``async with HttpServer(config, monitor) as http:`` listens on entry (``http.port`` is
-    the port bound) and closes on exit, ending the pages' streams first.
+    the port bound) and closes on exit, ending the pages' streams first.  ``throttle``: the
+    game port's brute-force limit, so both ports count one address's wrong tokens together
+    (else one of its own, from ``config.auth_throttle``).
     """
 
-    def __init__(self, config: HttpConfig, monitor: Monitor) -> None:
+    def __init__(
+        self, config: HttpConfig, monitor: Monitor, throttle: AuthThrottle | None = None
+    ) -> None:
         config.check()
         self.config = config
         self.monitor = monitor
@@ -274,7 +358,10 @@ class HttpServer:
             config.max_page_clients,
             monitor.metrics.page_updates_dropped.inc,
         )
-        self._app = build_app(config, monitor, self.feed)
+        self.auth_throttle = (
+            throttle if throttle is not None else AuthThrottle(config.auth_throttle)
+        )
+        self._app = build_app(config, monitor, self.feed, self.auth_throttle)
         self._runner: web.AppRunner | None = None
         self._feeding: asyncio.Task[None] | None = None
 
@@ -298,7 +385,7 @@ class HttpServer:
             log_line(
                 "http_listening",
                 address=f"{host}:{port}",
-                auth="token" if self.config.token is not None else "none",
+                auth=_auth_mode(self.config),
             ),
         )
         return self
@@ -330,3 +417,10 @@ class HttpServer:
     @property
     def port(self) -> int:
         return self.address[1]
+
+
+def _auth_mode(config: HttpConfig) -> str:
+    """The ``auth=`` of the listening line: which token guards the port."""
+    if config.operator_token is not None:
+        return "operator_token"
+    return "token" if config.token is not None else "none"

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 
+from protocol.transports.auth_throttle import AuthThrottle
 from protocol.transports.http.config import HttpConfig
 from protocol.transports.http.monitor import Monitor
 from protocol.transports.http.server import HttpServer
@@ -32,11 +33,13 @@ async def _serving(
     monitor: Monitor,
     view: ServiceView,
     started: Callable[[HttpServer], None] | None,
+    throttle: AuthThrottle | None = None,
 ) -> AsyncIterator[HttpServer]:
-    """The HTTP server for as long as the service runs, the monitor reading ``view``."""
+    """The HTTP server for as long as the service runs, the monitor reading ``view``;
+    ``throttle``: the game port's brute-force limit, to share."""
     monitor.attach(view)
     try:
-        async with HttpServer(http, monitor) as running:
+        async with HttpServer(http, monitor, throttle) as running:
             if started is not None:
                 started(running)
             yield running
@@ -56,7 +59,7 @@ async def serve_tcp_monitored(
     monitor = Monitor(ServiceKind.SERVE)
 
     def alongside(server: TcpServer) -> contextlib.AbstractAsyncContextManager[HttpServer]:
-        return _serving(http, monitor, TcpView(server), started)
+        return _serving(http, monitor, TcpView(server), started, server.auth_throttle)
 
     await serve_until(config, stop, observer=monitor, alongside=alongside)
 

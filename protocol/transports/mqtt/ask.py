@@ -47,6 +47,7 @@ from typing import Any, Self
 import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
 
+from protocol.transports.events import escape_controls
 from protocol.transports.mqtt.backoff import Backoff
 from protocol.transports.mqtt.broker import BrokerSettings
 from protocol.transports.mqtt.connection import (
@@ -472,7 +473,7 @@ class AskClient:
             try:
                 self._on_message(message)
             except Exception:
-                log.exception("bad reply on %s", message.topic.value)
+                log.exception("bad reply on %s", escape_controls(message.topic.value))
 
     def _on_message(self, message: aiomqtt.Message) -> None:
         topic = message.topic.value

@@ -510,7 +510,7 @@ class MqttWorker:
             try:
                 self._on_message(conn, message)
             except Exception:  # a bad message must never take the worker down
-                log.exception("failed to handle a message on %s", message.topic.value)
+                log.exception("%s", log_line("message_failed", topic=message.topic.value))
                 conn.ack(message.mid, message.qos)
 
     def _on_message(self, conn: BrokerConnection, message: aiomqtt.Message) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from protocol.transports.auth_throttle import ThrottlePolicy
 from protocol.transports.tcp.wire import DEFAULT_PORT, MAX_PORT
 from protocol.uci.options import EvalFileAccess
 from protocol.uci.runner import SearchRunner
@@ -63,6 +64,9 @@ class ServerConfig:
     anyone else.  Behind a proxy every client has the proxy's address: raise it to
     ``max_pending_auth`` there."""
     token: str | None = None
+    auth_throttle: ThrottlePolicy = field(default_factory=ThrottlePolicy)
+    """Failed ``auth`` lines per address before, and the penalties after which, its logins
+    are refused unchecked (:mod:`~protocol.transports.auth_throttle`)."""
     max_memory_mb: int = 2048
     """Upper bound on the sum of the sessions' Hash sizes and helper processes (MiB)."""
     max_threads: int = field(default_factory=default_max_threads)
@@ -136,6 +140,10 @@ class ServerConfig:
                 raise ServerConfigError(f"{name} must be at least 1")
         if not (self.auth_timeout_s > 0 and math.isfinite(self.auth_timeout_s)):
             raise ServerConfigError("auth_timeout_s must be a positive number of seconds")
+        try:
+            self.auth_throttle.check()
+        except ValueError as exc:
+            raise ServerConfigError(f"auth_throttle: {exc}") from None
         self.eval_files()
         self.syzygy()
         self.book_files()

@@ -47,7 +47,10 @@ Limits, and why each exists:
   its output, so a client that never reads cannot make the server buffer without bound.  A
   client that reads nothing for ``write_timeout_s`` while output is pending is disconnected.
 * ``token`` — required when binding anything but loopback: the first line must be
-  ``auth <token>``, compared in constant time.
+  ``auth <token>``, compared in constant time.  Wrong ones count against the client's
+  address (:mod:`~protocol.transports.auth_throttle`, shared with the monitoring port):
+  while it is penalised its ``auth`` lines are refused unchecked.  A later ``auth`` line is
+  answered ``already authenticated``, never handed to the session (which would echo it).
 * ``eval_file_dir`` — ``setoption name EvalFile`` reads a file on the server's machine, so by
   default it is refused; with a directory, a client may name the files in it and nothing
   else (:class:`~protocol.uci.options.EvalFileAccess`).  ``book_dir`` does the same for
@@ -71,6 +74,7 @@ import enum
 import hmac
 import itertools
 import logging
+import math
 import socket
 import time
 from collections import deque
@@ -80,6 +84,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
 
+from protocol.transports.auth_throttle import AuthThrottle
 from protocol.transports.events import log_line
 from protocol.transports.observer import (
     AuthFailure,
@@ -93,7 +98,13 @@ from protocol.transports.tcp.lines import READ_CHUNK, InputEvent, LineReader
 from protocol.transports.tcp.memory import MemoryBudget
 from protocol.transports.tcp.pending_auth import PendingAuth, address_key
 from protocol.transports.tcp.sink import TcpSink
-from protocol.transports.tcp.wire import AUTH_COMMAND, AUTH_FAILED, PENDING_FULL, RETRY_LATER
+from protocol.transports.tcp.wire import (
+    ALREADY_AUTHENTICATED,
+    AUTH_COMMAND,
+    AUTH_FAILED,
+    PENDING_FULL,
+    RETRY_LATER,
+)
 from protocol.transports.thread_budget import ThreadBudget
 from protocol.uci.formatting import error_line, info_string
 from protocol.uci.runner import SearchRunner
@@ -137,6 +148,8 @@ class CloseReason(enum.StrEnum):
     INTERNAL_ERROR = "internal error"
     AUTH_TIMEOUT = "auth timeout"
     AUTH_FAILED = "auth failed"
+    AUTH_THROTTLED = "auth throttled"
+    """Refused unchecked: too many wrong tokens from the address lately."""
     AUTH_EVICTED = "auth evicted"
     """Evicted from the pending-auth budget to make room for a newer connection."""
     REFUSED_FULL = "refused: full"
@@ -198,7 +211,8 @@ class Connection:
         self.lines_in = 0
         peer = writer.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-        self.address = address_key(str(peer[0]) if isinstance(peer, tuple) else str(peer))
+        self.host = str(peer[0]) if isinstance(peer, tuple) else str(peer)
+        self.address = address_key(self.host)
         """What ``max_pending_per_address`` counts this client under (:func:`address_key`)."""
 
     @property
@@ -345,16 +359,42 @@ class Connection:
         if isinstance(item, InputEvent):
             return f"{item.value} before authenticating"
         self.lines_in += 1
+        throttle = self._server.auth_throttle
+        host = self.host
+        wait = throttle.blocked_for(host)
+        if wait > 0:
+            # Not even checked: while an address is penalised, its guesses are worth nothing.
+            await asyncio.sleep(AUTH_FAILURE_DELAY_S)
+            self._sink.send(
+                info_string(
+                    f"error: {AUTH_FAILED} (too many failed attempts from your address; "
+                    f"try again in {math.ceil(wait)} s)"
+                )
+            )
+            self._server.observe_auth_failure(AuthFailure.THROTTLED)
+            return CloseReason.AUTH_THROTTLED
         words = item.split(None, 1)
         given = words[1].strip() if words[1:] and words[0] == AUTH_COMMAND else ""
         if hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8")):
+            throttle.succeeded(host)
             _event("auth_ok", self.sid, peer=self.peer)
             return None
+        # Counted before the pause, with no await since the check above: guesses sent in
+        # parallel see each other's failures, so the penalty holds however many there are.
+        failure = throttle.failed(host)
         await asyncio.sleep(AUTH_FAILURE_DELAY_S)
         self._sink.send(
             info_string(f"error: {AUTH_FAILED} (the first line must be 'auth <token>')")
         )
-        _event("auth_failed", self.sid, reason="wrong token", peer=self.peer)
+        if failure.report:
+            _event("auth_failed", self.sid, reason="wrong token", peer=self.peer)
+            if failure.penalty_s > 0:
+                _event(
+                    "auth_throttled",
+                    address=failure.address,
+                    failures=failure.failures,
+                    penalty_s=f"{failure.penalty_s:g}",
+                )
         self._server.observe_auth_failure(AuthFailure.WRONG_TOKEN)
         return CloseReason.AUTH_FAILED
 
@@ -365,9 +405,12 @@ class Connection:
             item = await self._next_input(idle)
             if isinstance(item, str):
                 self.lines_in += 1
-                if first and item.split(None, 1)[:1] == [AUTH_COMMAND]:
-                    # A client configured with a token, on a server without one: fine, and
-                    # the token must not be echoed back in an "unknown command" error.
+                if item.split(None, 1)[:1] == [AUTH_COMMAND]:
+                    # Never handed to the session, which would echo it ("unknown command")
+                    # with the token.  A client configured with a token, on a server without
+                    # one, sends it first: fine, silently.
+                    if not first:
+                        self._sink.send(info_string(f"error: {ALREADY_AUTHENTICATED}"))
                     first = False
                     continue
                 first = False
@@ -553,6 +596,8 @@ class TcpServer:
         connection's worker is gone, so the number of workers never exceeds it."""
         self._refusing: set[asyncio.Task[None]] = set()
         """Refused connections still saying why (briefly: see :func:`close_gracefully`)."""
+        self.auth_throttle = AuthThrottle(config.auth_throttle)
+        """Wrong tokens by address; the monitoring port shares it (one limit, both ports)."""
         self._ids = itertools.count(1)
         self._shutting_down = False
         self._stopped = asyncio.Event()

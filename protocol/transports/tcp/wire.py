@@ -23,6 +23,9 @@ AUTH_FAILED = "authentication failed"
 """How the server's answer to a wrong or missing ``auth`` line begins (after ``info string
 error:``), so clients can recognise it."""
 
+ALREADY_AUTHENTICATED = "already authenticated"
+"""The answer to a further ``auth`` line (never echoed: it holds the token)."""
+
 PENDING_FULL = f"too many connections waiting to authenticate; {RETRY_LATER}"
 """Said to a pending connection evicted to make room for a newer one (see
 :class:`~protocol.transports.tcp.pending_auth.PendingAuth`); it ends in :data:`RETRY_LATER`

@@ -9,19 +9,22 @@ import asyncio
 import base64
 import json
 import xml.etree.ElementTree as ET
+from http.cookies import SimpleCookie
 
 import aiohttp
 import pytest
 
-from protocol.transports.http.auth import COOKIE, Access
+from protocol.transports.auth_throttle import AuthThrottle, ThrottlePolicy
+from protocol.transports.http.auth import COOKIE, Access, shown_token
 from protocol.transports.http.board import BoardError, render
 from protocol.transports.http.config import HttpConfig, HttpConfigError
 from protocol.transports.http.feed import Mailbox
+from protocol.transports.http.monitor import Monitor
 from protocol.transports.http.server import HttpServer
 from protocol.transports.http.service import serve_tcp_monitored
-from protocol.transports.http.status import InfoSample, parse_info
+from protocol.transports.http.status import InfoSample, ServiceKind, parse_info
 from protocol.transports.tcp.config import ServerConfig
-from tests.support.http_helpers import get, metrics
+from tests.support.http_helpers import get, metrics, request
 from tests.support.mosquitto_fixture import FailingRunner, free_port
 from tests.support.tcp_helpers import HANG_TIMEOUT, TcpClient, ensure_warm, wait_until
 
@@ -54,23 +57,28 @@ def test_info_lines_are_read_tolerantly(line: str | None, expected: InfoSample) 
 
 
 def test_token_rule() -> None:
-    open_access = Access(None)
-    assert open_access.open and open_access.allows({}, {})
+    assert Access(None).open
     access = Access(TOKEN)
     basic = base64.b64encode(f"anyone:{TOKEN}".encode()).decode()
-    assert access.allows({"Authorization": f"Bearer {TOKEN}"}, {})
-    assert access.allows({"Authorization": f"Basic {basic}"}, {})
-    assert access.allows({}, {COOKIE: access.cookie_value()})
-    assert TOKEN not in access.cookie_value()
-    for headers, cookies in (
-        ({}, {}),
-        ({"Authorization": "Bearer wrong"}, {}),
-        ({"Authorization": f"Bearer {TOKEN}x"}, {}),
-        ({"Authorization": "Basic !!!"}, {}),
-        ({"Authorization": f"Token {TOKEN}"}, {}),
-        ({}, {COOKIE: TOKEN}),
-    ):
-        assert not access.allows(headers, cookies), (headers, cookies)
+    assert shown_token({"Authorization": f"Bearer {TOKEN}"}) == TOKEN
+    assert shown_token({"Authorization": f"Basic {basic}"}) == TOKEN
+    assert shown_token({"Authorization": "Basic !!!"}) == ""  # shown, and wrong
+    assert shown_token({}) is None and shown_token({"Authorization": f"Token {TOKEN}"}) is None
+    assert access.token_matches(TOKEN)
+    assert not access.token_matches(TOKEN + "x") and not access.token_matches("")
+    assert not access.session_alive({}) and not access.session_alive({COOKIE: TOKEN})
+
+
+def test_login_sessions_are_random_expire_and_are_revoked() -> None:
+    now = [100.0]
+    access = Access(TOKEN, session_ttl_s=60, clock=lambda: now[0])
+    first, second = access.log_in(), access.log_in()
+    assert first != second and TOKEN not in first and len(first) >= 40
+    assert access.session_alive({COOKIE: first}) and access.session_alive({COOKIE: second})
+    access.log_out({COOKIE: first})
+    assert not access.session_alive({COOKIE: first}) and access.session_alive({COOKIE: second})
+    now[0] += 60
+    assert not access.session_alive({COOKIE: second})
 
 
 def test_config_keeps_the_loopback_rule() -> None:
@@ -183,3 +191,28 @@ async def test_in_process_server_counts_refusals_logins_and_emergency_moves() ->
     finally:
         stop.set()
         await asyncio.wait_for(serving, HANG_TIMEOUT)
+
+
+async def test_login_form_is_throttled_and_its_cookie_secure_over_tls() -> None:
+    """The login form under the brute-force limit, on a clock the test moves (no sleeping,
+    no racing a penalty), and the cookie's ``Secure`` flag when the port is TLS."""
+    now = [0.0]
+    throttle = AuthThrottle(
+        ThrottlePolicy(free_failures=1, first_penalty_s=30, max_penalty_s=60), lambda: now[0]
+    )
+    config = HttpConfig(port=0, token="game", operator_token=TOKEN, tls=True)
+    async with HttpServer(config, Monitor(ServiceKind.SERVE), throttle) as http:
+        login = f"http://127.0.0.1:{http.port}/login"
+        wrong = [await request("POST", login, form={"token": "guess"}) for _ in range(2)]
+        assert [r.status for r in wrong] == [401, 401] and "Wrong token." in wrong[1].text
+        blocked = await request("POST", login, form={"token": TOKEN})  # unchecked
+        assert blocked.status == 429, blocked
+        assert blocked.headers["Retry-After"] == "30"
+        assert "try again in 30 s" in blocked.text and 'name="token"' in blocked.text
+        game = await request("POST", login, form={"token": "game"}, local_host="127.0.0.2")
+        assert game.status == 401  # another address; the game token opens nothing here
+        now[0] += 30
+        right = await request("POST", login, form={"token": TOKEN})
+        assert right.status == 303
+        cookie = SimpleCookie(right.headers["Set-Cookie"])["brudno_status"]
+        assert cookie["secure"] and cookie["httponly"] and cookie["samesite"] == "Strict"

@@ -2,10 +2,11 @@
 
 A real ``brudno serve`` with a token and ``--metrics-port``; a TCP session plays moves and
 searches while the browser logs in through the page's form and watches.  Checked: the login
-(and that neither the page nor its cookie holds the token), the session's card with a board
-picture, and that depth and nodes/s appear and change without a reload, and the board
-changes when the position does.  A screenshot is saved (``BRUDNO_SCREENSHOT`` names where,
-else the test's temporary directory) for a person to look at.
+(and that neither the page nor its cookie holds the token; the cookie is HttpOnly,
+SameSite=Strict and expires), the session's card with a board picture, and that depth and
+nodes/s appear and change without a reload, and the board changes when the position does;
+then the logout button, whose POST revokes the cookie.  A screenshot is saved
+(``BRUDNO_SCREENSHOT`` names where, else the test's temporary directory) for a person to look at.
 
 ``.ci/run`` installs ``chromium`` and ``chromium-driver``; a missing browser fails this test,
 it never skips it.
@@ -27,7 +28,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from tests.support.http_helpers import HTTP_LISTENING
+from tests.support.http_helpers import HTTP_LISTENING, get
 from tests.support.tcp_helpers import HANG_TIMEOUT, TcpClient, env_without_token, serve_process
 
 T = TypeVar("T")
@@ -114,6 +115,8 @@ async def test_status_page_shows_a_searching_session_live(
             lambda: True if browser.title == "Brudno status" else None, "the page after login"
         )
         assert all(TOKEN not in str(cookie) for cookie in browser.get_cookies())
+        (login,) = browser.get_cookies()
+        assert login["httpOnly"] and login["sameSite"] == "Strict" and "expiry" in login
 
         # A search runs: the card appears, then depth and nodes/s change as it deepens.
         board_before = await _until(
@@ -160,6 +163,16 @@ async def test_status_page_shows_a_searching_session_live(
         shot = Path(os.environ.get("BRUDNO_SCREENSHOT", tmp_path / "status-page.png"))
         assert await asyncio.to_thread(browser.save_screenshot, str(shot))
         assert shot.stat().st_size > 10_000
+
+        # Logging out is the page's form POST: back to the login form, and the session the
+        # cookie named is revoked on the server, not merely forgotten by the browser.
+        await asyncio.to_thread(browser.find_element(By.ID, "logout").click)
+        await _until(
+            lambda: True if browser.title == "Brudno status: log in" else None,
+            "the login form after logging out",
+        )
+        held = {"Cookie": f"{login['name']}={login['value']}"}
+        assert (await get(f"{base}status.json", headers=held)).status == 401
 
         await client.send("stop")
         await client.bestmove()
