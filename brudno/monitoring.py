@@ -13,6 +13,7 @@ import logging
 
 from protocol.transports.http import server as http_server
 from protocol.transports.http.config import HttpConfig
+from protocol.transports.tls import ServerTls
 
 DEFAULT_METRICS_HOST = "127.0.0.1"
 
@@ -33,12 +34,29 @@ def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
         help="address of the HTTP port (default: loopback; others require a token, which "
         "then guards /metrics and the page)",
     )
+    group.add_argument(
+        "--metrics-max-connections",
+        type=int,
+        default=HttpConfig().max_connections,
+        metavar="N",
+        help="open connections on the HTTP port; one more closes the oldest idle one "
+        "(default %(default)s)",
+    )
 
 
-def http_config(args: argparse.Namespace, token: str | None) -> HttpConfig | None:
-    """The HTTP server's settings (unchecked), or ``None`` when monitoring is off."""
+def http_config(
+    args: argparse.Namespace, token: str | None, tls: ServerTls | None = None
+) -> HttpConfig | None:
+    """The HTTP server's settings (unchecked), or ``None`` when monitoring is off; ``tls``
+    makes it HTTPS (``brudno serve --tls-cert``: the game port's certificate)."""
     if args.metrics_port is None:
         return None
     events = http_server.log
     events.setLevel(min(events.getEffectiveLevel(), logging.INFO))  # its address line
-    return HttpConfig(host=args.metrics_host, port=args.metrics_port, token=token)
+    return HttpConfig(
+        host=args.metrics_host,
+        port=args.metrics_port,
+        token=token,
+        tls=tls,
+        max_connections=args.metrics_max_connections,
+    )

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from protocol.transports.tcp.config import is_loopback
 from protocol.transports.tcp.wire import MAX_PORT
+from protocol.transports.tls import DEFAULT_HANDSHAKE_TIMEOUT_S, ServerTls
 
 
 class HttpConfigError(ValueError):
@@ -28,6 +29,13 @@ class HttpConfig:
     """How often the page's feed samples the sessions (and so its most frequent update)."""
     max_page_clients: int = 16
     """Pages open at once; more are told 503 (each holds a connection and a queue)."""
+    tls: ServerTls | None = None
+    """Serve HTTPS with this (renewable) certificate, shared with the game port."""
+    tls_handshake_timeout_s: float = DEFAULT_HANDSHAKE_TIMEOUT_S
+    max_connections: int = 128
+    """Open connections at once; a newcomer beyond it closes the oldest idle one."""
+    keepalive_timeout_s: float = 5.0
+    """An idle connection (no request in progress, or none yet) is closed after this long."""
 
     def check(self) -> None:
         if self.token is not None and (not self.token.strip() or self.token != self.token.strip()):
@@ -42,3 +50,5 @@ class HttpConfig:
             raise HttpConfigError("the sample interval must be positive")
         if self.max_page_clients < 1:
             raise HttpConfigError("max_page_clients must be at least 1")
+        if self.max_connections <= self.max_page_clients:
+            raise HttpConfigError("max_connections must be more than max_page_clients")

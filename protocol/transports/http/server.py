@@ -10,6 +10,11 @@ Routes (``GET`` unless said):
   ``/board.svg`` a position's picture; ``/assets/…`` the page's script and style;
 * ``POST /login`` — the page's login form (with a token), ``/logout``.
 
+Listening (:class:`_CappedSite`): HTTPS when the config carries a
+:class:`~protocol.transports.tls.ServerTls`; at most ``max_connections`` open connections,
+a newcomer beyond it closing the oldest *idle* one (no request in progress), so idle sockets
+cannot lock out a probe; idle connections close after ``keepalive_timeout_s`` anyway.
+
 With a token, everything but the probes, the login form and the assets needs it
 (:mod:`protocol.transports.http.auth`): a request without it gets 401 (the page's 401 is the
 login form).  The probes stay open: an orchestrator's probe carries no secret, and they tell
@@ -36,6 +41,7 @@ from typing import Final, Self
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
+from aiohttp.web_protocol import RequestHandler
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from protocol.transports.events import log_line
@@ -71,6 +77,8 @@ _ACCESS: Final = web.AppKey("access", Access)
 _MONITOR: Final = web.AppKey("monitor", Monitor)
 _FEED: Final = web.AppKey("feed", Feed)
 _CLOSING: Final = web.AppKey("closing", asyncio.Event)
+_BUSY: Final = web.AppKey("busy", set[object])
+"""The connections (their request handlers) with a request in progress."""
 
 
 def _asset(name: str) -> bytes:
@@ -78,6 +86,17 @@ def _asset(name: str) -> bytes:
 
 
 # -- middleware -----------------------------------------------------------------------------
+@web.middleware
+async def _mark_busy(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Note the connection as busy while its request is handled (see :class:`_CappedSite`)."""
+    busy = request.app[_BUSY]
+    busy.add(request.protocol)
+    try:
+        return await handler(request)
+    finally:
+        busy.discard(request.protocol)
+
+
 @web.middleware
 async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Security headers on every answer; a failing handler becomes a bare 500."""
@@ -239,11 +258,12 @@ async def _events(request: web.Request) -> web.StreamResponse:
 
 
 def build_app(config: HttpConfig, monitor: Monitor, feed: Feed) -> web.Application:
-    app = web.Application(middlewares=[_guard], client_max_size=16 * 1024)
+    app = web.Application(middlewares=[_mark_busy, _guard], client_max_size=16 * 1024)
     app[_ACCESS] = Access(config.token)
     app[_MONITOR] = monitor
     app[_FEED] = feed
     app[_CLOSING] = asyncio.Event()
+    app[_BUSY] = set()
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/readyz", _readyz)
     app.router.add_get("/metrics", _metrics)
@@ -255,6 +275,57 @@ def build_app(config: HttpConfig, monitor: Monitor, feed: Feed) -> web.Applicati
     app.router.add_get("/board.svg", _board)
     app.router.add_get("/assets/{name}", _asset_handler)
     return app
+
+
+class _CappedSite(web.BaseSite):
+    """A TCP site with TLS (renewable, through its listening context), a TLS handshake
+    timeout and a cap on open connections: a newcomer beyond ``config.max_connections``
+    closes the oldest idle connection (or, when every one is busy, the oldest)."""
+
+    def __init__(self, runner: web.AppRunner, config: HttpConfig, busy: set[object]) -> None:
+        super().__init__(runner)
+        self._config = config
+        self._busy = busy
+        self.evicted = 0
+
+    @property
+    def name(self) -> str:
+        scheme = "https" if self._config.tls is not None else "http"
+        return f"{scheme}://{self._config.host}:{self._config.port}"
+
+    async def start(self) -> None:
+        await super().start()
+        config = self._config
+        tls = config.tls
+        self._server = await asyncio.get_running_loop().create_server(
+            self._accept,
+            config.host,
+            config.port,
+            ssl=None if tls is None else tls.listening_context(),
+            ssl_handshake_timeout=None if tls is None else config.tls_handshake_timeout_s,
+            reuse_address=True,
+        )
+
+    def _accept(self) -> RequestHandler:
+        server = self._runner.server
+        assert isinstance(server, web.Server)
+        open_now = [h for h in server.connections if h.transport is not None]
+        if len(open_now) >= self._config.max_connections:
+            idle = [h for h in open_now if h not in self._busy]
+            victim = (idle or open_now)[0]
+            victim.force_close()
+            self.evicted += 1
+            log.info("%s", log_line("http_evicted", connections=len(open_now), idle=len(idle)))
+        return server()
+
+    @property
+    def address(self) -> tuple[str, int]:
+        assert self._server is not None
+        sockets = getattr(self._server, "sockets", ())
+        if not sockets:
+            raise RuntimeError("the HTTP server is not listening")
+        host, port = sockets[0].getsockname()[:2]
+        return str(host), int(port)
 
 
 class HttpServer:
@@ -276,17 +347,23 @@ class HttpServer:
         )
         self._app = build_app(config, monitor, self.feed)
         self._runner: web.AppRunner | None = None
+        self._site: _CappedSite | None = None
         self._feeding: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Self:
         runner = web.AppRunner(
-            self._app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_TIMEOUT_S
+            self._app,
+            access_log=None,
+            handle_signals=False,
+            shutdown_timeout=SHUTDOWN_TIMEOUT_S,
+            keepalive_timeout=self.config.keepalive_timeout_s,
         )
         await runner.setup()
         self._runner = runner
         try:
-            site = web.TCPSite(runner, self.config.host, self.config.port, reuse_address=True)
+            site = _CappedSite(runner, self.config, self._app[_BUSY])
             await site.start()
+            self._site = site
         except BaseException:
             await runner.cleanup()
             self._runner = None
@@ -299,6 +376,8 @@ class HttpServer:
                 "http_listening",
                 address=f"{host}:{port}",
                 auth="token" if self.config.token is not None else "none",
+                tls="on" if self.config.tls is not None else "off",
+                max_connections=self.config.max_connections,
             ),
         )
         return self
@@ -317,15 +396,14 @@ class HttpServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+            self._site = None
 
     @property
     def address(self) -> tuple[str, int]:
         """The address actually bound (the port is useful with ``port=0``)."""
-        runner = self._runner
-        if runner is None or not runner.addresses:
+        if self._site is None:
             raise RuntimeError("the HTTP server is not listening")
-        address = runner.addresses[0]
-        return str(address[0]), int(address[1])
+        return self._site.address
 
     @property
     def port(self) -> int:

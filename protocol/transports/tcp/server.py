@@ -139,6 +139,9 @@ class CloseReason(enum.StrEnum):
     AUTH_FAILED = "auth failed"
     AUTH_EVICTED = "auth evicted"
     """Evicted from the pending-auth budget to make room for a newer connection."""
+    CUT = "cut: connection cap"
+    """Cut without a word to make room under ``max_connections`` (see
+    :meth:`TcpServer._make_room`)."""
     REFUSED_FULL = "refused: full"
     REFUSED_MEMORY = "refused: memory"
 
@@ -228,6 +231,12 @@ class Connection:
         :data:`PENDING_FULL` and closed.  Only the server calls it, and only while the
         connection has sent no line (see :class:`PendingAuth`)."""
         self._interrupt_with(CloseReason.AUTH_EVICTED)
+
+    def cut(self) -> None:
+        """Drop this connection at once (a reset, no last line): the server is at
+        ``max_connections`` and this one holds no session."""
+        self._interrupt_with(CloseReason.CUT)
+        self._writer.transport.abort()
 
     async def run(self) -> None:
         started = time.monotonic()
@@ -551,8 +560,10 @@ class TcpServer:
         """Ids of the connections holding a session slot (``max_sessions``): authenticated
         ones, or every connection on a server without a token.  A slot is held until the
         connection's worker is gone, so the number of workers never exceeds it."""
-        self._refusing: set[asyncio.Task[None]] = set()
+        self._refusing: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
         """Refused connections still saying why (briefly: see :func:`close_gracefully`)."""
+        self.cut_connections = 0
+        """Connections cut to stay within ``max_connections``."""
         self._ids = itertools.count(1)
         self._shutting_down = False
         self._stopped = asyncio.Event()
@@ -577,6 +588,8 @@ class TcpServer:
             config.port,
             limit=max(READ_CHUNK, config.max_line_bytes),
             reuse_address=True,
+            ssl=None if config.tls is None else config.tls.listening_context(),
+            ssl_handshake_timeout=None if config.tls is None else config.tls_handshake_timeout_s,
         )
         for address in self.addresses:
             pending: dict[str, object] = (
@@ -595,6 +608,7 @@ class TcpServer:
                 max_memory_mb=config.max_memory_mb,
                 **pending,
                 auth="token" if config.token is not None else "none",
+                tls="on" if config.tls is not None else "off",
             )
 
     @property
@@ -677,6 +691,10 @@ class TcpServer:
         assert task is not None
         sid = f"s{next(self._ids)}"
         needs_auth = self.config.token is not None
+        if not self._make_room():
+            self.cut_connections += 1
+            writer.transport.abort()
+            return
         if self._shutting_down or not (needs_auth or self.claim_session(sid)):
             why = (
                 "server shutting down"
@@ -684,11 +702,11 @@ class TcpServer:
                 else (f"server full ({self.config.max_sessions} sessions); {RETRY_LATER}")
             )
             self.observe_refusal(Refusal.SHUTDOWN if self._shutting_down else Refusal.FULL)
-            self._refusing.add(task)
+            self._refusing[task] = writer
             try:
                 await self._refuse(reader, writer, sid, why)
             finally:
-                self._refusing.discard(task)
+                self._refusing.pop(task, None)
             return
         connection = Connection(self, sid, reader, writer)
         self._connections[task] = connection
@@ -710,6 +728,30 @@ class TcpServer:
             del self._connections[task]
             self._pending.leave(connection)
             self._sessions.discard(sid)
+
+    def _make_room(self) -> bool:
+        """Below ``max_connections`` after cutting, if need be, one connection that holds no
+        session: the oldest being refused, else the oldest pending (:meth:`PendingAuth.oldest`:
+        from the address holding the most).  False when every connection holds a session
+        (the newcomer gives way then).
+
+        The old connection gives way, not the newcomer: were newcomers refused, whoever
+        holds the connections with silent sockets would keep everyone out; a real client
+        authenticates within one round trip of being accepted and is then safe.
+        """
+        if len(self._connections) + len(self._refusing) < self.config.max_connections:
+            return True
+        if self._refusing:
+            task, writer = next(iter(self._refusing.items()))
+            del self._refusing[task]
+            writer.transport.abort()
+        elif (victim := self._pending.take_oldest()) is not None:
+            victim.cut()
+        else:
+            return False
+        self.cut_connections += 1
+        _event("cut", None, connections=len(self._connections), pending=len(self._pending))
+        return True
 
     async def _refuse(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, sid: str, why: str
@@ -748,7 +790,7 @@ class TcpServer:
             self._server.close()
         for connection in self._connections.values():
             connection.request_shutdown()
-        tasks = set(self._connections) | self._refusing
+        tasks = set(self._connections) | set(self._refusing)
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=self.config.shutdown_timeout_s)
             for task in pending:
