@@ -317,6 +317,7 @@ def run(args: argparse.Namespace) -> int:
         return ExitStatus.BAD_CONFIG
 
     async def until_signalled(stop: asyncio.Event) -> int:
+        asyncio.get_running_loop().set_exception_handler(tcp_server.log_accept_errors)
         renewal = (lambda: None) if tls is None else tls.renew
         with handling_signals(renewal, (signal.SIGHUP,)):
             if http is None:

@@ -286,6 +286,8 @@ class _CappedSite(web.BaseSite):
         super().__init__(runner)
         self._config = config
         self._busy = busy
+        self._arriving: dict[RequestHandler, float] = {}
+        """Handlers accepted but not registered with the server yet, with when."""
         self.evicted = 0
 
     @property
@@ -307,16 +309,35 @@ class _CappedSite(web.BaseSite):
         )
 
     def _accept(self) -> RequestHandler:
+        """The protocol factory: called on accept, before any TLS handshake."""
         server = self._runner.server
         assert isinstance(server, web.Server)
-        open_now = [h for h in server.connections if h.transport is not None]
-        if len(open_now) >= self._config.max_connections:
+        registered = server.connections
+        # A handler is registered only once its connection is made (a loop turn later, or
+        # after the TLS handshake): until then it is counted as arriving.
+        now = asyncio.get_running_loop().time()
+        known = set(registered)
+        expiry = self._config.tls_handshake_timeout_s + 1.0
+        self._arriving = {
+            h: t for h, t in self._arriving.items() if h not in known and now - t < expiry
+        }
+        open_now = [h for h in registered if h.transport is not None]
+        if len(open_now) + len(self._arriving) >= self._config.max_connections and open_now:
             idle = [h for h in open_now if h not in self._busy]
             victim = (idle or open_now)[0]
             victim.force_close()
             self.evicted += 1
-            log.info("%s", log_line("http_evicted", connections=len(open_now), idle=len(idle)))
-        return server()
+            log.info(
+                "%s",
+                log_line(
+                    "http_evicted",
+                    connections=len(open_now) + len(self._arriving),
+                    idle=len(idle),
+                ),
+            )
+        handler = server()
+        self._arriving[handler] = now
+        return handler
 
     @property
     def address(self) -> tuple[str, int]:

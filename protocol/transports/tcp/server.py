@@ -100,7 +100,15 @@ from protocol.uci.runner import SearchRunner
 from protocol.uci.session import EngineSession, State
 from protocol.uci.workers import ProcessRunner, warm_up
 
-__all__ = ["CloseReason", "Connection", "TcpServer", "close_gracefully", "log", "serve_until"]
+__all__ = [
+    "CloseReason",
+    "Connection",
+    "TcpServer",
+    "close_gracefully",
+    "log",
+    "log_accept_errors",
+    "serve_until",
+]
 
 log = logging.getLogger(__name__)
 """Every connection event is logged here; the application sets its level
@@ -803,6 +811,21 @@ class TcpServer:
                 await asyncio.wait_for(self._server.wait_closed(), 1.0)
         _event("stopped", duration_s=f"{time.monotonic() - started:.3f}")
         self._stopped.set()
+
+
+ACCEPT_OUT_OF_RESOURCES = "socket.accept() out of system resource"
+"""asyncio's words when ``accept`` fails for want of descriptors or memory (EMFILE, ENFILE,
+ENOBUFS, ENOMEM): it stops accepting for a second and tries again, so nothing spins."""
+
+
+def log_accept_errors(loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+    """An event loop exception handler (``loop.set_exception_handler``): an ``accept`` out
+    of descriptors becomes one ``event=accept_failed`` line instead of a traceback; anything
+    else goes to the loop's default handler."""
+    if context.get("message") == ACCEPT_OUT_OF_RESOURCES:
+        log.warning("%s", log_line("accept_failed", error=context.get("exception"), retry_s=1))
+        return
+    loop.default_exception_handler(context)
 
 
 async def serve_until(

@@ -1,0 +1,95 @@
+"""Thousands of idle sockets against `brudno serve` at a small descriptor limit.
+
+The real command runs under ``prlimit --nofile`` (util-linux); the flood comes from other
+loopback addresses than the legitimate client (any 127.x.y.z is this machine on Linux), as
+it would from other hosts.  The flood opens more sockets to each port than the server has
+descriptors; the server must cut the old idle ones rather than run out, so a real client is
+still served, and the server stays up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+import shutil
+
+import pytest
+
+from tests.support.http_helpers import HTTP_LISTENING, get
+from tests.support.tcp_helpers import TcpClient, env_without_token, serve_process
+
+TOKEN = "flood-test-token"
+DESCRIPTORS = 1024
+"""The server's RLIMIT_NOFILE.  Its caps (300 game connections, 100 HTTP ones) leave room
+for one accept batch per port (the listen backlogs, 100 and 128) and its own descriptors."""
+FLOOD = 2 * DESCRIPTORS
+"""Idle sockets opened to each port."""
+
+
+async def _open_idle(port: int, source: str, count: int) -> list[asyncio.StreamWriter]:
+    """``count`` sockets that connect and never send a byte (those the kernel completed;
+    the server may cut them at once, which is the point)."""
+
+    async def one() -> asyncio.StreamWriter | None:
+        try:
+            _, writer = await asyncio.wait_for(
+                asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0)), 30
+            )
+        except (OSError, TimeoutError):
+            return None
+        return writer
+
+    opened = await asyncio.gather(*(one() for _ in range(count)))
+    return [w for w in opened if w is not None]
+
+
+@pytest.fixture
+def prlimit() -> str:
+    """The ``prlimit`` command; also raises this process's own limit for the flood."""
+    found = shutil.which("prlimit")
+    if found is None:
+        pytest.fail("prlimit (util-linux) is needed to lower the server's descriptor limit")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = 2 * FLOOD + 256
+    if soft < needed:
+        if hard != resource.RLIM_INFINITY and hard < needed:
+            pytest.fail(f"the flood needs {needed} descriptors here; the hard limit is {hard}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+    return found
+
+
+async def test_idle_floods_on_both_ports_do_not_lock_out_a_client(
+    brudno: list[str], prlimit: str
+) -> None:
+    command = [prlimit, f"--nofile={DESCRIPTORS}:{DESCRIPTORS}", *brudno]
+    async with serve_process(
+        command,
+        "--max-connections",
+        "300",
+        "--metrics-port",
+        "0",
+        "--metrics-max-connections",
+        "100",
+        env=env_without_token(BRUDNO_TOKEN=TOKEN),
+    ) as server:
+        http_port = int((await server.wait_for_log(HTTP_LISTENING.pattern))[2])
+        flood: list[asyncio.StreamWriter] = []
+        try:
+            flood += await _open_idle(server.port, "127.0.0.2", FLOOD)
+            flood += await _open_idle(http_port, "127.0.0.3", FLOOD)
+            assert len(flood) > 2 * DESCRIPTORS
+            client = await TcpClient.open(server.port, token=TOKEN)
+            assert await client.exchange("uci") != []
+            await client.send("go movetime 50")
+            await client.bestmove()
+            assert (await get(f"http://127.0.0.1:{http_port}/healthz")).status == 200
+            await client.close()
+        finally:
+            for writer in flood:
+                writer.transport.abort()
+        assert server.proc.returncode is None
+        await server.wait_for_log(r"event=cut ")
+        await server.wait_for_log(r"event=http_evicted ")
+        assert await server.stop() == 0
+        log = "".join(server.log)
+        assert "Traceback" not in log, log[-3000:]
