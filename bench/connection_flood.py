@@ -5,10 +5,11 @@ Command (starts `brudno serve` with a token and its HTTP port under ``prlimit
 
     python bench/connection_flood.py --sockets 3000 --rounds 20
 
-Phases: *quiet* (no flood), then *flood*: idle sockets (they connect and never send a byte)
-are opened to the game port from 127.0.0.2 and to the HTTP port from 127.0.0.3, ``--sockets``
-to each, and kept opening anew (oldest closed by the client) while the legitimate client,
-from 127.0.0.1, is measured.  Per phase, ``--rounds`` times, medians reported:
+Phases: *quiet* (no flood), *flood*, then *after* (the flood closed). The flood: idle sockets
+(they connect and never send a byte) are opened to the game port from 127.0.0.2 and to the HTTP
+port from 127.0.0.3, ``--sockets`` to each, and kept opening anew (oldest closed by the client)
+while the legitimate client, from 127.0.0.1, is measured. Per phase, ``--rounds`` times, medians
+reported:
 
 * ready — connect, ``auth``, ``isready`` until ``readyok``;
 * go — on one open session, ``go movetime 100`` until ``bestmove``;
@@ -184,12 +185,13 @@ async def main(args: argparse.Namespace) -> int:
         opened = flood.opened
         flood.close()
         alive = proc.returncode is None
+        after = await measure(game, http, args.rounds)
     finally:
         proc.terminate()
         await proc.wait()
     print(f"limit={args.limit} sockets_per_port={args.sockets} rounds={args.rounds} (medians)")
     print(f"flood sockets_opened={opened} server_fds_max={most} server_alive={alive}")
-    for name, figures in (("quiet", quiet), ("flood", flooded)):
+    for name, figures in (("quiet", quiet), ("flood", flooded), ("after", after)):
         print(name, " ".join(f"{k}={v:.1f}" for k, v in figures.items()))
     return 0
 

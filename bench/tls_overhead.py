@@ -5,7 +5,7 @@ self-signed certificate made with the ``openssl`` command, and prints medians):
 
     python bench/tls_overhead.py --rounds 50
 
-Per transport, ``--rounds`` times each:
+Per transport, ``--rounds`` times each (the two transports take turns, round by round):
 
 * connect — a fresh connection until it is usable: TCP connect (plain), or TCP connect and
   the TLS handshake with certificate verification (TLS);
@@ -89,34 +89,50 @@ async def _close(writer: asyncio.StreamWriter) -> None:
         await writer.wait_closed()
 
 
-async def measure(
-    port: int, tls: ssl.SSLContext | None, args: argparse.Namespace
-) -> dict[str, float]:
-    connect, ready, search = [], [], []
-    for _ in range(args.rounds):
-        started = time.perf_counter()
-        reader, writer = await _open(port, tls)
-        connect.append(time.perf_counter() - started)
-        writer.write(b"isready\n")
-        await _until(reader, b"readyok")
-        ready.append(time.perf_counter() - started)
-        await _close(writer)
+async def connect_round(port: int, tls: ssl.SSLContext | None) -> tuple[float, float]:
+    """(connect, first readyok) of one fresh connection, in seconds."""
+    started = time.perf_counter()
     reader, writer = await _open(port, tls)
+    connected = time.perf_counter() - started
     writer.write(b"isready\n")
-    await _until(reader, b"readyok")  # the session's worker starts with its first search:
-    writer.write(f"go movetime {args.movetime}\n".encode())  # one search to warm it up
-    await _until(reader, b"bestmove")
-    for _ in range(args.rounds):
-        started = time.perf_counter()
-        writer.write(f"go movetime {args.movetime}\n".encode())
-        await _until(reader, b"bestmove")
-        search.append(time.perf_counter() - started)
+    await _until(reader, b"readyok")
+    ready = time.perf_counter() - started
     await _close(writer)
-    ms = 1000.0
+    return connected, ready
+
+
+async def search_round(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, ms: int
+) -> float:
+    started = time.perf_counter()
+    writer.write(f"go movetime {ms}\n".encode())
+    await _until(reader, b"bestmove")
+    return time.perf_counter() - started
+
+
+async def measure(
+    ports: dict[str, tuple[int, ssl.SSLContext | None]], args: argparse.Namespace
+) -> dict[str, dict[str, float]]:
+    """Both transports, round by round in turn, so both see the same machine."""
+    samples: dict[str, dict[str, list[float]]] = {
+        name: {"connect": [], "first_readyok": [], "go_movetime": []} for name in ports
+    }
+    for _ in range(args.rounds):
+        for name, (port, tls) in ports.items():
+            connected, ready = await connect_round(port, tls)
+            samples[name]["connect"].append(connected)
+            samples[name]["first_readyok"].append(ready)
+    sessions = {name: await _open(port, tls) for name, (port, tls) in ports.items()}
+    for reader, writer in sessions.values():  # a session's worker starts with its first search
+        await search_round(reader, writer, args.movetime)
+    for _ in range(args.rounds):
+        for name, (reader, writer) in sessions.items():
+            samples[name]["go_movetime"].append(await search_round(reader, writer, args.movetime))
+    for _, writer in sessions.values():
+        await _close(writer)
     return {
-        "connect": statistics.median(connect) * ms,
-        "first_readyok": statistics.median(ready) * ms,
-        "go_movetime": statistics.median(search) * ms,
+        name: {k: statistics.median(v) * 1000.0 for k, v in figures.items()}
+        for name, figures in samples.items()
     }
 
 
@@ -127,10 +143,7 @@ async def main(args: argparse.Namespace) -> int:
         plain, plain_port = await start_server()
         secure, tls_port = await start_server("--tls-cert", str(cert), "--tls-key", str(key))
         try:
-            results = {
-                "plain": await measure(plain_port, None, args),
-                "tls": await measure(tls_port, client, args),
-            }
+            results = await measure({"plain": (plain_port, None), "tls": (tls_port, client)}, args)
         finally:
             for proc in (plain, secure):
                 proc.terminate()
