@@ -10,6 +10,7 @@ still served, and the server stays up.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import resource
 import shutil
 
@@ -93,3 +94,50 @@ async def test_idle_floods_on_both_ports_do_not_lock_out_a_client(
         assert await server.stop() == 0
         log = "".join(server.log)
         assert "Traceback" not in log, log[-3000:]
+
+
+async def test_at_the_cap_the_oldest_silent_socket_gives_way(brudno: list[str]) -> None:
+    async with serve_process(
+        brudno,
+        "--max-connections",
+        "3",
+        "--max-sessions",
+        "1",
+        "--max-pending-auth",
+        "8",
+        "--max-pending-per-address",
+        "8",
+        env=env_without_token(BRUDNO_TOKEN=TOKEN),
+    ) as server:
+        silent = []
+        for count in (1, 2, 3):
+            silent.append(await TcpClient.open(server.port, local_host="127.0.0.2"))
+            await server.wait_for_log(rf"event=open .* connections={count} ")
+        client = await TcpClient.open(server.port, token=TOKEN)
+        assert await client.exchange() == []
+        await server.wait_for_log(r"event=cut ")
+        with contextlib.suppress(ConnectionError):
+            assert await silent[0].read_to_end() == []  # cut without a word
+        await server.wait_for_log(
+            rf"session=\S+ reason=\"cut: connection cap\" peer={silent[0].local}"
+        )
+        for other in (client, *silent):
+            await other.close()
+        assert await server.stop() == 0
+
+
+async def test_http_keeps_idle_connections_briefly_and_gives_way_at_its_cap(
+    brudno: list[str],
+) -> None:
+    async with serve_process(
+        brudno, "--metrics-port", "0", "--metrics-max-connections", "17"
+    ) as server:
+        http_port = int((await server.wait_for_log(HTTP_LISTENING.pattern))[2])
+        idle = [await TcpClient.open(http_port, local_host="127.0.0.3") for _ in range(17)]
+        assert (await get(f"http://127.0.0.1:{http_port}/healthz")).status == 200
+        await server.wait_for_log(r"event=http_evicted connections=17 idle=17")
+        for socket in idle:  # the oldest was closed for the probe; the others idle out
+            with contextlib.suppress(ConnectionError):
+                assert await socket.read_to_end() == []
+            await socket.close()
+        assert await server.stop() == 0
