@@ -1,11 +1,12 @@
 """TLS for the game port and the HTTP port: server contexts that can be renewed, and clients.
 
-:class:`ServerTls` holds the certificate generation new connections get.  The listening
-socket keeps one *front* context for its whole life; its SNI callback (called on every
-handshake, with or without a server name) hands each new connection the current
-generation's context.  :meth:`ServerTls.reload` builds a fresh context from the files and
-swaps it in only if it loads: a broken renewal keeps the old pair, and open connections keep
-the context they started with either way.
+:class:`ServerTls` holds the certificate generation new connections get: a server that
+starts each handshake itself (the game port) takes :attr:`ServerTls.context`; a listening
+socket that does it for us (the HTTP port) keeps one *front* context for its whole life; its
+SNI callback (called on every handshake, with or without a server name) hands each new
+connection the current generation's context. :meth:`ServerTls.reload` builds a fresh context
+from the files and swaps it in only if it loads: a broken renewal keeps the old pair, and
+open connections keep the context they started with either way.
 
 Defaults for both sides: TLS 1.2 or newer, no compression (``ssl``'s defaults, stated).
 """
@@ -78,6 +79,11 @@ class ServerTls:
         self._current = _load(files)
         self.generation = 1
         """Counts successful loads (the first is 1)."""
+
+    @property
+    def context(self) -> ssl.SSLContext:
+        """The current generation's context (for a handshake started on an accepted socket)."""
+        return self._current
 
     def listening_context(self) -> ssl.SSLContext:
         """A context for a listening socket: every handshake it starts is given the current

@@ -570,6 +570,8 @@ class TcpServer:
         connection's worker is gone, so the number of workers never exceeds it."""
         self._refusing: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
         """Refused connections still saying why (briefly: see :func:`close_gracefully`)."""
+        self._handshaking: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
+        """Connections still in their TLS handshake (see :meth:`_handshake`)."""
         self.cut_connections = 0
         """Connections cut to stay within ``max_connections``."""
         self._ids = itertools.count(1)
@@ -596,8 +598,6 @@ class TcpServer:
             config.port,
             limit=max(READ_CHUNK, config.max_line_bytes),
             reuse_address=True,
-            ssl=None if config.tls is None else config.tls.listening_context(),
-            ssl_handshake_timeout=None if config.tls is None else config.tls_handshake_timeout_s,
         )
         for address in self.addresses:
             pending: dict[str, object] = (
@@ -703,6 +703,8 @@ class TcpServer:
             self.cut_connections += 1
             writer.transport.abort()
             return
+        if self.config.tls is not None and not await self._handshake(task, sid, writer):
+            return
         if self._shutting_down or not (needs_auth or self.claim_session(sid)):
             why = (
                 "server shutting down"
@@ -737,28 +739,61 @@ class TcpServer:
             self._pending.leave(connection)
             self._sessions.discard(sid)
 
+    async def _handshake(
+        self, task: asyncio.Task[None], sid: str, writer: asyncio.StreamWriter
+    ) -> bool:
+        """The TLS handshake, with the current certificate, done here rather than by the
+        listening socket so that the connection counts (and can be cut, see
+        :meth:`_make_room`) from the moment it is accepted.  False when it failed (a
+        plaintext client, a silent one past ``tls_handshake_timeout_s``, a cut): the
+        connection is gone then, having reached neither authentication nor a session."""
+        tls = self.config.tls
+        assert tls is not None
+        self._handshaking[task] = writer
+        try:
+            await writer.start_tls(
+                tls.context, ssl_handshake_timeout=self.config.tls_handshake_timeout_s
+            )
+        except (OSError, TimeoutError) as exc:  # ssl.SSLError is an OSError
+            writer.transport.abort()
+            peer = writer.get_extra_info("peername")
+            _event(
+                "tls_failed",
+                sid,
+                peer=f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else peer,
+                error=type(exc).__name__,
+            )
+            return False
+        finally:
+            self._handshaking.pop(task, None)
+        return True
+
     def _make_room(self) -> bool:
         """Below ``max_connections`` after cutting, if need be, one connection that holds no
-        session: the oldest being refused, else the oldest pending (:meth:`PendingAuth.oldest`:
-        from the address holding the most).  False when every connection holds a session
-        (the newcomer gives way then).
+        session: the oldest being refused, else the oldest still in its TLS handshake, else
+        the oldest pending (:meth:`PendingAuth.take_oldest`: from the address holding the
+        most).  False when every connection holds a session (the newcomer gives way then).
 
         The old connection gives way, not the newcomer: were newcomers refused, whoever
         holds the connections with silent sockets would keep everyone out; a real client
         authenticates within one round trip of being accepted and is then safe.
         """
-        if len(self._connections) + len(self._refusing) < self.config.max_connections:
+        held = len(self._connections) + len(self._refusing) + len(self._handshaking)
+        if held < self.config.max_connections:
             return True
-        if self._refusing:
-            task, writer = next(iter(self._refusing.items()))
-            del self._refusing[task]
-            writer.transport.abort()
-        elif (victim := self._pending.take_oldest()) is not None:
-            victim.cut()
+        for waiting in (self._refusing, self._handshaking):
+            if waiting:
+                task, writer = next(iter(waiting.items()))
+                del waiting[task]
+                writer.transport.abort()
+                break
         else:
-            return False
+            victim = self._pending.take_oldest()
+            if victim is None:
+                return False
+            victim.cut()
         self.cut_connections += 1
-        _event("cut", None, connections=len(self._connections), pending=len(self._pending))
+        _event("cut", None, connections=held, pending=len(self._pending))
         return True
 
     async def _refuse(
@@ -798,7 +833,9 @@ class TcpServer:
             self._server.close()
         for connection in self._connections.values():
             connection.request_shutdown()
-        tasks = set(self._connections) | set(self._refusing)
+        for writer in self._handshaking.values():
+            writer.transport.abort()
+        tasks = set(self._connections) | set(self._refusing) | set(self._handshaking)
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=self.config.shutdown_timeout_s)
             for task in pending:

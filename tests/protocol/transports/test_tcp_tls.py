@@ -8,6 +8,7 @@ asyncio TLS sockets.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import ssl
@@ -240,4 +241,23 @@ async def test_the_http_port_speaks_tls_too(brudno: list[str], tmp_path: Path) -
         ):
             assert response.status == 200
             assert await response.text() == "ok\n"
+        assert await server.stop() == 0
+
+
+async def test_at_the_cap_a_socket_stuck_in_its_handshake_gives_way(
+    brudno: list[str], tmp_path: Path
+) -> None:
+    ca = Authority(tmp_path, "test")
+    pair = ca.issue("server")
+    async with serve_process(
+        brudno, *_tls_args(pair), "--max-connections", "3", "--max-sessions", "1", env=_env()
+    ) as server:
+        silent = [await TcpClient.open(server.port, local_host="127.0.0.2") for _ in range(3)]
+        client = await _tls_client(server.port, ca.cafile)  # accepted after those three
+        assert await client.exchange() == []
+        await server.wait_for_log(r"event=cut connections=3 ")
+        with contextlib.suppress(ConnectionError):
+            assert await silent[0].read_to_end() == []
+        for other in (client, *silent):
+            await other.close()
         assert await server.stop() == 0
