@@ -29,6 +29,13 @@ Limits, and why each exists:
   open connections faster than a real client sends its first line (one round trip), and the
   per-address rule makes that flood evict only its own address's connections.  A pending
   connection costs a task and a socket, never a worker or a table.
+* ``max_connections`` — every open socket costs a descriptor, and a process out of them
+  accepts nothing.  At the cap a newcomer cuts the oldest connection holding no session
+  (being refused, in its TLS handshake, or pending auth: :meth:`TcpServer._make_room`),
+  for the same reason as the pending budget: newcomers refused would be a lockout.
+* ``tls`` — the handshake is started by the server on the accepted socket (with the
+  certificate generation current then, :class:`~protocol.transports.tls.ServerTls`), so a
+  connection counts from accept; one not through it in ``tls_handshake_timeout_s`` is cut.
 * ``max_memory_mb`` — the sum of the sessions' ``Hash`` sizes (and of their search helpers'
   processes).  A session that would not fit is refused like a full server; a ``setoption name
   Hash`` that would not fit gets an error and changes nothing (through the session's
@@ -701,6 +708,7 @@ class TcpServer:
         needs_auth = self.config.token is not None
         if not self._make_room():
             self.cut_connections += 1
+            _event("cut", sid, reason="every connection holds a session")
             writer.transport.abort()
             return
         if self.config.tls is not None and not await self._handshake(task, sid, writer):
