@@ -42,6 +42,14 @@ def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
         help="open connections on the HTTP port; one more closes the oldest idle one "
         "(default %(default)s)",
     )
+    group.add_argument(
+        "--metrics-idle-timeout",
+        type=float,
+        default=HttpConfig().keepalive_timeout_s,
+        metavar="SECONDS",
+        help="close an HTTP connection with no request in progress after this long "
+        "(default %(default)s)",
+    )
 
 
 def http_config(
@@ -59,4 +67,5 @@ def http_config(
         token=token,
         tls=tls,
         max_connections=args.metrics_max_connections,
+        keepalive_timeout_s=args.metrics_idle_timeout,
     )

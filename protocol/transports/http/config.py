@@ -50,5 +50,7 @@ class HttpConfig:
             raise HttpConfigError("the sample interval must be positive")
         if self.max_page_clients < 1:
             raise HttpConfigError("max_page_clients must be at least 1")
+        if not self.keepalive_timeout_s > 0:
+            raise HttpConfigError("the idle timeout must be positive")
         if self.max_connections <= self.max_page_clients:
             raise HttpConfigError("max_connections must be more than max_page_clients")

@@ -250,7 +250,15 @@ async def test_at_the_cap_a_socket_stuck_in_its_handshake_gives_way(
     ca = Authority(tmp_path, "test")
     pair = ca.issue("server")
     async with serve_process(
-        brudno, *_tls_args(pair), "--max-connections", "3", "--max-sessions", "1", env=_env()
+        brudno,
+        *_tls_args(pair),
+        "--max-connections",
+        "3",
+        "--max-sessions",
+        "1",
+        "--tls-handshake-timeout",
+        "3600",
+        env=_env(),
     ) as server:
         silent = [await TcpClient.open(server.port, local_host="127.0.0.2") for _ in range(3)]
         client = await _tls_client(server.port, ca.cafile)  # accepted after those three
