@@ -197,12 +197,27 @@ async def test_ping_and_connect_speak_tls(brudno: list[str], tmp_path: Path) -> 
     async with serve_process(brudno, *_tls_args(pair), env=_env()) as server:
         address = f"127.0.0.1:{server.port}"
         code, out, err = await run_command(
-            *brudno, "ping", "--tls", "--cafile", str(ca.cafile), address, env=_env()
+            *brudno,
+            "ping",
+            "--timeout",
+            "60",
+            "--tls",
+            "--cafile",
+            str(ca.cafile),
+            address,
+            env=_env(),
         )
         assert code == 0, err
         assert out.startswith("readyok from")
         code, _, err = await run_command(
-            *brudno, "ping", "--cafile", str(stranger.cafile), address, env=_env()
+            *brudno,
+            "ping",
+            "--timeout",
+            "60",
+            "--cafile",
+            str(stranger.cafile),
+            address,
+            env=_env(),
         )
         assert code == 1 and "certificate verify failed" in err
         proc = await asyncio.create_subprocess_exec(
