@@ -18,6 +18,7 @@ from pathlib import Path
 from protocol.transports.auth_throttle import DEFAULT_MAX_PENALTY_S, ThrottlePolicy
 from protocol.transports.http import server as http_server
 from protocol.transports.http.config import HttpConfig
+from protocol.transports.tls import ServerTls
 
 DEFAULT_METRICS_HOST = "127.0.0.1"
 METRICS_TOKEN_ENV = "BRUDNO_METRICS_TOKEN"
@@ -55,6 +56,22 @@ def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="environment variable holding the operator token (default %(default)s)",
     )
+    group.add_argument(
+        "--metrics-max-connections",
+        type=int,
+        default=HttpConfig().max_connections,
+        metavar="N",
+        help="open connections on the HTTP port; one more closes the oldest idle one "
+        "(default %(default)s)",
+    )
+    group.add_argument(
+        "--metrics-idle-timeout",
+        type=float,
+        default=HttpConfig().keepalive_timeout_s,
+        metavar="SECONDS",
+        help="close an HTTP connection with no request in progress after this long "
+        "(default %(default)s)",
+    )
 
 
 def add_auth_penalty_argument(parser: argparse.ArgumentParser) -> None:
@@ -71,9 +88,13 @@ def add_auth_penalty_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def http_config(
-    args: argparse.Namespace, token: str | None, operator_token: str | None = None
+    args: argparse.Namespace,
+    token: str | None,
+    operator_token: str | None = None,
+    tls: ServerTls | None = None,
 ) -> HttpConfig | None:
-    """The HTTP server's settings (unchecked), or ``None`` when monitoring is off."""
+    """The HTTP server's settings (unchecked), or ``None`` when monitoring is off; ``tls``
+    makes it HTTPS (``brudno serve --tls-cert``: the game port's certificate)."""
     if args.metrics_port is None:
         return None
     events = http_server.log
@@ -84,6 +105,9 @@ def http_config(
         token=token,
         operator_token=operator_token,
         auth_throttle=ThrottlePolicy.up_to(args.auth_max_penalty),
+        tls=tls,
+        max_connections=args.metrics_max_connections,
+        keepalive_timeout_s=args.metrics_idle_timeout,
     )
 
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import enum
+import ssl
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from brudno.commands.serve import TOKEN_ENV, resolve_token
@@ -27,6 +29,7 @@ from protocol.transports.connect import (
     parse_address,
 )
 from protocol.transports.tcp.wire import DEFAULT_PORT
+from protocol.transports.tls import TlsError, client_context
 
 
 class ExitStatus(enum.IntEnum):
@@ -61,21 +64,44 @@ def add_client_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="environment variable holding the token (default %(default)s)",
     )
+    parser.add_argument(
+        "--tls",
+        action="store_true",
+        help="speak TLS; the server's certificate and host name are verified against the "
+        "system's trust store (or --cafile)",
+    )
+    parser.add_argument(
+        "--cafile",
+        type=Path,
+        metavar="FILE",
+        help="verify the server against the CA certificates in FILE (implies --tls)",
+    )
 
 
-def client_target(args: argparse.Namespace, prog: str) -> tuple[str, int, str | None] | None:
-    """(host, port, token) from the client options, or ``None`` after saying on stderr why
+@dataclass(frozen=True, slots=True)
+class ClientTarget:
+    """Where a client connects, with what token, over TLS or not."""
+
+    host: str
+    port: int
+    token: str | None
+    tls: ssl.SSLContext | None
+
+
+def client_target(args: argparse.Namespace, prog: str) -> ClientTarget | None:
+    """The target named by the client options, or ``None`` after saying on stderr why
     there is none (the caller exits with :attr:`ExitStatus.USAGE`)."""
     try:
         host, port = parse_address(args.address)
         token = resolve_token(args.token, args.token_file, args.token_env)
-    except AddressError as exc:
+        tls = client_context(args.cafile) if args.tls or args.cafile is not None else None
+    except (AddressError, TlsError) as exc:
         print(f"brudno {prog}: {exc}", file=sys.stderr)
         return None
     except OSError as exc:
         print(f"brudno {prog}: cannot read the token file: {exc}", file=sys.stderr)
         return None
-    return host, port, token
+    return ClientTarget(host, port, token, tls)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -93,10 +119,16 @@ def run(args: argparse.Namespace) -> int:
     target = client_target(args, "connect")
     if target is None:
         return ExitStatus.USAGE
-    host, port, token = target
     try:
         asyncio.run(
-            bridge(host, port, token=token, stdout=sys.stdout.buffer, timeout=args.connect_timeout)
+            bridge(
+                target.host,
+                target.port,
+                token=target.token,
+                stdout=sys.stdout.buffer,
+                timeout=args.connect_timeout,
+                tls=target.tls,
+            )
         )
     except BridgeError as exc:
         print(f"brudno connect: {exc}", file=sys.stderr)

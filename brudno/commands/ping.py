@@ -47,8 +47,9 @@ def run(args: argparse.Namespace) -> int:
     target = client_target(args, "ping")
     if target is None:
         return ExitStatus.USAGE
-    host, port, token = target
-    status, message = asyncio.run(ping(host, port, token=token, timeout=args.timeout))
+    status, message = asyncio.run(
+        ping(target.host, target.port, token=target.token, timeout=args.timeout, tls=target.tls)
+    )
     if status is PingStatus.TOKEN_REQUIRED:
         # The library cannot know where this command looks for a token; we can name it.
         message += f"; set {args.token_env} or pass --token-file (or --token)"

@@ -19,8 +19,13 @@ guards the metrics and the page; ``--metrics-token`` (``$BRUDNO_METRICS_TOKEN``)
 there with an operator token.  ``--auth-max-penalty`` bounds the brute-force limit both ports
 share.
 
+TLS (``--tls-cert`` and ``--tls-key``): one certificate for the game port and the HTTP port,
+re-read on SIGHUP (new connections get the new pair, open ones keep theirs; a pair that does
+not load is logged and the old one kept).
+
 Exit status: 0 after a graceful shutdown; 1 when an address cannot be bound; 2 for a
-configuration the server refuses (a public address without a token, an unreadable token file).
+configuration the server refuses (a public address without a token, an unreadable token file,
+a certificate and key that cannot be loaded).
 """
 
 from __future__ import annotations
@@ -31,17 +36,20 @@ import enum
 import logging
 import math
 import os
+import signal
 import sys
 from pathlib import Path
 
 from brudno.argtypes import positive_int
 from brudno.monitoring import add_auth_penalty_argument, add_metrics_arguments, http_config
-from brudno.signals import run_until_signal
+from brudno.signals import handling_signals, run_until_signal
 from protocol.transports.auth_throttle import ThrottlePolicy
 from protocol.transports.http.config import HttpConfigError
 from protocol.transports.http.service import serve_tcp_monitored
 from protocol.transports.tcp import server as tcp_server
 from protocol.transports.tcp.config import ServerConfig, ServerConfigError, TokenRequiredError
+from protocol.transports.tls import ServerTls, TlsError, TlsFiles
+from protocol.transports.tls import log as tls_log
 from protocol.uci.workers import preload_in_workers
 
 TOKEN_ENV = "BRUDNO_TOKEN"
@@ -194,7 +202,35 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="clients may open BookFile opening books from the files in DIR, and "
         "no others (default: BookFile refuses every file)",
     )
+    parser.add_argument(
+        "--max-connections",
+        type=positive_int,
+        default=defaults.max_connections,
+        metavar="N",
+        help="open connections on the game port; one more cuts the oldest connection that "
+        "has not authenticated (default %(default)s)",
+    )
+    tls = parser.add_argument_group("TLS (both ports; off unless --tls-cert is given)")
+    tls.add_argument("--tls-cert", type=Path, metavar="FILE", help="PEM certificate chain")
+    tls.add_argument("--tls-key", type=Path, metavar="FILE", help="PEM private key")
+    tls.add_argument(
+        "--tls-handshake-timeout",
+        type=_positive_seconds,
+        default=defaults.tls_handshake_timeout_s,
+        metavar="SECONDS",
+        help="cut a connection that has not completed its TLS handshake (default %(default)s)",
+    )
     add_metrics_arguments(parser)
+
+
+def server_tls(args: argparse.Namespace) -> ServerTls | None:
+    """The certificate both ports serve, or ``None`` without ``--tls-cert``;
+    :class:`TlsError` when the pair is incomplete or cannot be loaded."""
+    if args.tls_cert is None and args.tls_key is None:
+        return None
+    if args.tls_cert is None or args.tls_key is None:
+        raise TlsError("--tls-cert and --tls-key go together")
+    return ServerTls(TlsFiles(args.tls_cert, args.tls_key))
 
 
 def resolve_token(token: str | None, token_file: Path | None, token_env: str) -> str | None:
@@ -215,7 +251,9 @@ def resolve_token(token: str | None, token_file: Path | None, token_env: str) ->
     return token_file.read_text(encoding="utf-8").strip()
 
 
-def server_config(args: argparse.Namespace, token: str | None) -> ServerConfig:
+def server_config(
+    args: argparse.Namespace, token: str | None, tls: ServerTls | None = None
+) -> ServerConfig:
     """The parsed options as the server's configuration (unchecked).  An idle timeout of 0
     means "never", and a negative shutdown timeout is none at all."""
     return ServerConfig(
@@ -236,6 +274,9 @@ def server_config(args: argparse.Namespace, token: str | None) -> ServerConfig:
         eval_file_dir=args.eval_file_dir,
         syzygy_dir=args.syzygy_dir,
         book_dir=args.book_dir,
+        max_connections=args.max_connections,
+        tls=tls,
+        tls_handshake_timeout_s=args.tls_handshake_timeout,
     )
 
 
@@ -252,8 +293,8 @@ def run(args: argparse.Namespace) -> int:
     # each new worker ready at once.  Before the server starts: later it changes nothing.
     preload_in_workers("brudno.cli")
     if not args.no_connection_log:
-        events = tcp_server.log
-        events.setLevel(min(events.getEffectiveLevel(), logging.INFO))
+        for events in (tcp_server.log, tls_log):
+            events.setLevel(min(events.getEffectiveLevel(), logging.INFO))
     try:
         token = resolve_token(args.token, args.token_file, args.token_env)
         operator_token = resolve_token(
@@ -262,8 +303,13 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"brudno serve: cannot read the token file: {exc}", file=sys.stderr)
         return ExitStatus.BAD_CONFIG
-    config = server_config(args, token)
-    http = http_config(args, token, operator_token)
+    try:
+        tls = server_tls(args)
+    except TlsError as exc:
+        print(f"brudno serve: TLS: {exc}", file=sys.stderr)
+        return ExitStatus.BAD_CONFIG
+    config = server_config(args, token, tls)
+    http = http_config(args, token, operator_token, tls)
     try:
         config.check()
         if http is not None:
@@ -279,10 +325,13 @@ def run(args: argparse.Namespace) -> int:
         return ExitStatus.BAD_CONFIG
 
     async def until_signalled(stop: asyncio.Event) -> int:
-        if http is None:
-            await tcp_server.serve_until(config, stop)
-        else:
-            await serve_tcp_monitored(config, http, stop)
+        asyncio.get_running_loop().set_exception_handler(tcp_server.log_accept_errors)
+        renewal = (lambda: None) if tls is None else tls.renew
+        with handling_signals(renewal, (signal.SIGHUP,)):
+            if http is None:
+                await tcp_server.serve_until(config, stop)
+            else:
+                await serve_tcp_monitored(config, http, stop)
         return ExitStatus.OK
 
     try:

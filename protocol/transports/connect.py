@@ -13,6 +13,12 @@ well, and says so in words (:data:`~protocol.transports.tcp.wire.RETRY_LATER`) t
 
 :func:`open_uci_tcp` connects python-chess's asyncio engine client to a server directly.
 
+TLS: each takes ``tls``, a client :class:`ssl.SSLContext`
+(:func:`protocol.transports.tls.client_context`: the chain and the host name are verified);
+``None`` speaks plain TCP.  Over TLS the bridge cannot half-close (TLS has no half-close in
+asyncio), so end of input is passed on as ``quit``: a running search is stopped and its
+``bestmove`` delivered.
+
 Where a token comes from (options, files, the environment) is the application's business:
 these functions take the token itself.  They print nothing either: failures are exceptions or
 :class:`PingStatus` values with a one-line explanation, which ``brudno connect`` and
@@ -25,6 +31,7 @@ import asyncio
 import contextlib
 import enum
 import os
+import ssl
 import sys
 import threading
 import time
@@ -105,11 +112,17 @@ def parse_address(text: str, default_port: int = DEFAULT_PORT) -> tuple[str, int
 
 
 async def open_connection(
-    host: str, port: int, *, token: str | None = None, timeout: float = CONNECT_TIMEOUT_S
+    host: str,
+    port: int,
+    *,
+    token: str | None = None,
+    timeout: float = CONNECT_TIMEOUT_S,
+    tls: ssl.SSLContext | None = None,
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """Connect and authenticate (the ``auth`` line goes first; the server answers only if it
-    is wrong).  Raises ``OSError`` / ``TimeoutError`` when the server cannot be reached."""
-    reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+    is wrong).  Raises ``OSError`` / ``TimeoutError`` when the server cannot be reached, and
+    ``ssl.SSLError`` (an ``OSError``) when its certificate does not verify."""
+    reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, ssl=tls), timeout)
     if token is not None:
         writer.write(f"{auth_line(token)}\n".encode())
     return reader, writer
@@ -170,18 +183,24 @@ class _SocketAsProcess(asyncio.SubprocessTransport, asyncio.Protocol):
 
 
 async def open_uci_tcp(
-    host: str, port: int, *, token: str | None = None, timeout: float = CONNECT_TIMEOUT_S
+    host: str,
+    port: int,
+    *,
+    token: str | None = None,
+    timeout: float = CONNECT_TIMEOUT_S,
+    tls: ssl.SSLContext | None = None,
 ) -> tuple[asyncio.SubprocessTransport, chess.engine.UciProtocol]:
     """python-chess's UCI client, talking to ``brudno serve`` instead of a local process.
 
     Use it like :func:`chess.engine.popen_uci`: ``transport, engine = await
     open_uci_tcp(host, port)``, then ``await engine.initialize()``, ``await engine.play(…)``,
-    ``await engine.quit()``.
+    ``await engine.quit()``.  ``tls``: a client context
+    (:func:`~protocol.transports.tls.client_context`) for a TLS server.
     """
     loop = asyncio.get_running_loop()
     engine = chess.engine.UciProtocol()
     bridge = _SocketAsProcess(engine)
-    await asyncio.wait_for(loop.create_connection(lambda: bridge, host, port), timeout)
+    await asyncio.wait_for(loop.create_connection(lambda: bridge, host, port, ssl=tls), timeout)
     engine.connection_made(bridge)
     if token is not None:
         engine.send_line(auth_line(token))
@@ -216,6 +235,7 @@ async def bridge(
     stdin_fd: int = 0,
     stdout: BinaryIO | None = None,
     timeout: float = CONNECT_TIMEOUT_S,
+    tls: ssl.SSLContext | None = None,
 ) -> None:
     """Forward stdin to the server and the server's output to stdout until it closes.
 
@@ -225,7 +245,7 @@ async def bridge(
     """
     out = stdout if stdout is not None else sys.stdout.buffer
     try:
-        reader, writer = await open_connection(host, port, token=token, timeout=timeout)
+        reader, writer = await open_connection(host, port, token=token, timeout=timeout, tls=tls)
     except (OSError, TimeoutError) as exc:
         raise BridgeError(f"cannot reach {host}:{port}: {exc or 'timed out'}") from exc
     loop = asyncio.get_running_loop()
@@ -248,6 +268,9 @@ async def bridge(
         input_ended = True
         if writer.can_write_eof():
             writer.write_eof()  # half-close: the server still sends the last bestmove
+        elif not said_quit:
+            writer.write(b"\nquit\n")  # TLS: no half-close; quit still delivers bestmove
+            await writer.drain()
 
     async def downstream() -> None:
         while chunk := await reader.read(READ_CHUNK):
@@ -287,7 +310,12 @@ def _without_readyok(
 
 
 async def ping(
-    host: str, port: int, *, token: str | None = None, timeout: float = PING_TIMEOUT_S
+    host: str,
+    port: int,
+    *,
+    token: str | None = None,
+    timeout: float = PING_TIMEOUT_S,
+    tls: ssl.SSLContext | None = None,
 ) -> tuple[PingStatus, str]:
     """Ask ``isready``; returns what came of it and a one-line explanation.
 
@@ -297,7 +325,9 @@ async def ping(
     started = time.monotonic()
     try:
         async with asyncio.timeout(timeout):
-            reader, writer = await open_connection(host, port, token=token, timeout=timeout)
+            reader, writer = await open_connection(
+                host, port, token=token, timeout=timeout, tls=tls
+            )
             try:
                 writer.write(b"isready\n")
                 await writer.drain()

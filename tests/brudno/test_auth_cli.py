@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tests.support.http_helpers import (
     HTTP_LISTENING,
+    ClientSide,
     get,
     request,
     samples,
@@ -158,9 +159,11 @@ async def test_wrong_tokens_on_http_are_throttled_per_address(brudno: list[str])
 
         # Another address is not affected: its right token works, its wrong one is its own.
         assert (
-            await get(base + "/metrics", token=OPERATOR_TOKEN, local_host=BYSTANDER)
+            await get(base + "/metrics", token=OPERATOR_TOKEN, client=ClientSide(BYSTANDER))
         ).status == 200
-        assert (await get(base + "/metrics", token="nope", local_host=BYSTANDER)).status == 401
+        assert (
+            await get(base + "/metrics", token="nope", client=ClientSide(BYSTANDER))
+        ).status == 401
         values = await metrics_from(base, BYSTANDER)
         assert values['brudno_auth_failures_total{reason="throttled"}'] >= 1
         assert values['brudno_auth_failures_total{reason="wrong_token"}'] >= FREE_FAILURES + 2
@@ -248,7 +251,7 @@ async def test_a_second_auth_line_is_neither_echoed_nor_logged(brudno: list[str]
 
 async def metrics_from(base: str, local_host: str) -> dict[str, float]:
     """The metrics, asked from ``local_host`` (an address the test did not throttle)."""
-    reply = await get(base + "/metrics", token=OPERATOR_TOKEN, local_host=local_host)
+    reply = await get(base + "/metrics", token=OPERATOR_TOKEN, client=ClientSide(local_host))
     assert reply.status == 200, reply
     return samples(reply.text)
 
@@ -256,6 +259,8 @@ async def metrics_from(base: str, local_host: str) -> dict[str, float]:
 async def _until_status(url: str, token: str, local_host: str, status: int) -> None:
     """Ask until the answer has ``status`` (a 429 meanwhile); fails after the hang timeout."""
     async with asyncio.timeout(HANG_TIMEOUT):
-        while (reply := await get(url, token=token, local_host=local_host)).status != status:
+        while (
+            reply := await get(url, token=token, client=ClientSide(local_host))
+        ).status != status:
             assert reply.status == 429, reply
             await asyncio.sleep(0.2)

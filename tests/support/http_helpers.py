@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +18,15 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.support.tcp_helpers import HANG_TIMEOUT
 
 HTTP_LISTENING = re.compile(r"event=http_listening address=(\S+):(\d+)")
+
+
+@dataclass(frozen=True)
+class ClientSide:
+    """Where a request comes from: a source address (any 127.x.y.z is this machine, so one
+    test can be several clients) and, for ``https://``, the context that verifies the server."""
+
+    local_host: str | None = None
+    tls: ssl.SSLContext | None = None
 
 
 @dataclass
@@ -31,14 +41,13 @@ async def get(
     *,
     token: str | None = None,
     headers: dict[str, str] | None = None,
-    local_host: str | None = None,
+    client: ClientSide = ClientSide(),
 ) -> Reply:
-    """One GET with a fresh client (no cookies carried over), from ``local_host`` if given
-    (any 127.x.y.z is this machine: one test can be several client addresses)."""
+    """One GET with a fresh client (no cookies carried over)."""
     sent = dict(headers or {})
     if token is not None:
         sent["Authorization"] = f"Bearer {token}"
-    return await request("GET", url, headers=sent, local_host=local_host)
+    return await request("GET", url, headers=sent, client=client)
 
 
 async def request(
@@ -47,15 +56,18 @@ async def request(
     *,
     headers: dict[str, str] | None = None,
     form: dict[str, str] | None = None,
-    local_host: str | None = None,
+    client: ClientSide = ClientSide(),
 ) -> Reply:
     """One request with a fresh client (no cookies carried over, no redirects followed)."""
     sent = dict(headers or {})
     timeout = aiohttp.ClientTimeout(total=HANG_TIMEOUT)
-    connector = aiohttp.TCPConnector(local_addr=None if local_host is None else (local_host, 0))
+    connector = aiohttp.TCPConnector(
+        local_addr=None if client.local_host is None else (client.local_host, 0),
+        ssl=True if client.tls is None else client.tls,
+    )
     async with (
-        aiohttp.ClientSession(timeout=timeout, connector=connector) as client,
-        client.request(method, url, headers=sent, data=form, allow_redirects=False) as response,
+        aiohttp.ClientSession(timeout=timeout, connector=connector) as session,
+        session.request(method, url, headers=sent, data=form, allow_redirects=False) as response,
     ):
         return Reply(response.status, await response.text(), dict(response.headers))
 

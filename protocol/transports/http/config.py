@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from protocol.transports.auth_throttle import ThrottlePolicy
 from protocol.transports.tcp.config import is_loopback
 from protocol.transports.tcp.wire import MAX_PORT
+from protocol.transports.tls import DEFAULT_HANDSHAKE_TIMEOUT_S, ServerTls
 
 
 class HttpConfigError(ValueError):
@@ -29,23 +30,29 @@ class HttpConfig:
     ``operator_token`` is; the health probes stay open."""
     operator_token: str | None = None
     """When set, the only token that opens ``/metrics`` and the page (``token`` does not)."""
-    tls: bool = False
-    """Served over TLS: the login cookie is then ``Secure``."""
     session_ttl_s: float = 8 * 3600.0
     """How long a login through the page's form lasts (logout ends it sooner)."""
     auth_throttle: ThrottlePolicy = field(default_factory=ThrottlePolicy)
     """The brute-force limit on wrong tokens (when the server is not handed the game port's
     :class:`~protocol.transports.auth_throttle.AuthThrottle` to share)."""
 
-    @property
-    def guard_token(self) -> str | None:
-        """The token this port asks for: the operator's if set, else the game token."""
-        return self.operator_token if self.operator_token is not None else self.token
-
     sample_interval_s: float = 0.5
     """How often the page's feed samples the sessions (and so its most frequent update)."""
     max_page_clients: int = 16
     """Pages open at once; more are told 503 (each holds a connection and a queue)."""
+    tls: ServerTls | None = None
+    """Serve HTTPS with this (renewable) certificate, shared with the game port (the login
+    cookie is then ``Secure``)."""
+    tls_handshake_timeout_s: float = DEFAULT_HANDSHAKE_TIMEOUT_S
+    max_connections: int = 128
+    """Open connections at once; a newcomer beyond it closes the oldest idle one."""
+    keepalive_timeout_s: float = 5.0
+    """An idle connection (no request in progress, or none yet) is closed after this long."""
+
+    @property
+    def guard_token(self) -> str | None:
+        """The token this port asks for: the operator's if set, else the game token."""
+        return self.operator_token if self.operator_token is not None else self.token
 
     def check(self) -> None:
         for token in (self.token, self.operator_token):
@@ -67,3 +74,7 @@ class HttpConfig:
             self.auth_throttle.check()
         except ValueError as exc:
             raise HttpConfigError(f"auth_throttle: {exc}") from None
+        if not self.keepalive_timeout_s > 0:
+            raise HttpConfigError("the idle timeout must be positive")
+        if self.max_connections <= self.max_page_clients:
+            raise HttpConfigError("max_connections must be more than max_page_clients")

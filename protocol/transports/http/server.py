@@ -11,6 +11,11 @@ Routes (``GET`` unless said):
 * ``POST /login`` — the page's login form (with a token); ``POST /logout`` revokes its
   login session (a ``GET`` is refused with 405: a link cannot log anyone out).
 
+Listening (:class:`_CappedSite`): HTTPS when the config carries a
+:class:`~protocol.transports.tls.ServerTls`; at most ``max_connections`` open connections,
+a newcomer beyond it closing the oldest *idle* one (no request in progress), so idle sockets
+cannot lock out a probe; idle connections close after ``keepalive_timeout_s`` anyway.
+
 With a token, everything but the probes, the login form and the assets needs it
 (:mod:`protocol.transports.http.auth`): a request without it gets 401 (the page's 401 is the
 login form).  Wrong tokens count against the client's address in an
@@ -41,6 +46,7 @@ from typing import Final, Self
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
+from aiohttp.web_protocol import RequestHandler
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from protocol.transports.auth_throttle import AuthThrottle
@@ -80,6 +86,8 @@ _SECURE_COOKIE: Final = web.AppKey("secure_cookie", bool)
 _MONITOR: Final = web.AppKey("monitor", Monitor)
 _FEED: Final = web.AppKey("feed", Feed)
 _CLOSING: Final = web.AppKey("closing", asyncio.Event)
+_BUSY: Final = web.AppKey("busy", set[object])
+"""The connections (their request handlers) with a request in progress."""
 
 
 def _asset(name: str) -> bytes:
@@ -87,6 +95,17 @@ def _asset(name: str) -> bytes:
 
 
 # -- middleware -----------------------------------------------------------------------------
+@web.middleware
+async def _mark_busy(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Note the connection as busy while its request is handled (see :class:`_CappedSite`)."""
+    busy = request.app[_BUSY]
+    busy.add(request.protocol)
+    try:
+        return await handler(request)
+    finally:
+        busy.discard(request.protocol)
+
+
 @web.middleware
 async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Security headers on every answer; a failing handler becomes a bare 500."""
@@ -317,13 +336,14 @@ async def _events(request: web.Request) -> web.StreamResponse:
 def build_app(
     config: HttpConfig, monitor: Monitor, feed: Feed, throttle: AuthThrottle
 ) -> web.Application:
-    app = web.Application(middlewares=[_guard], client_max_size=16 * 1024)
+    app = web.Application(middlewares=[_mark_busy, _guard], client_max_size=16 * 1024)
     app[_ACCESS] = Access(config.guard_token, session_ttl_s=config.session_ttl_s)
     app[_THROTTLE] = throttle
-    app[_SECURE_COOKIE] = config.tls
+    app[_SECURE_COOKIE] = config.tls is not None
     app[_MONITOR] = monitor
     app[_FEED] = feed
     app[_CLOSING] = asyncio.Event()
+    app[_BUSY] = set()
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/readyz", _readyz)
     app.router.add_get("/metrics", _metrics)
@@ -335,6 +355,78 @@ def build_app(
     app.router.add_get("/board.svg", _board)
     app.router.add_get("/assets/{name}", _asset_handler)
     return app
+
+
+class _CappedSite(web.BaseSite):
+    """A TCP site with TLS (renewable, through its listening context), a TLS handshake
+    timeout and a cap on open connections: a newcomer beyond ``config.max_connections``
+    closes the oldest idle connection (or, when every one is busy, the oldest)."""
+
+    def __init__(self, runner: web.AppRunner, config: HttpConfig, busy: set[object]) -> None:
+        super().__init__(runner)
+        self._config = config
+        self._busy = busy
+        self._arriving: dict[RequestHandler, float] = {}
+        """Handlers accepted but not registered with the server yet, with when."""
+        self.evicted = 0
+
+    @property
+    def name(self) -> str:
+        scheme = "https" if self._config.tls is not None else "http"
+        return f"{scheme}://{self._config.host}:{self._config.port}"
+
+    async def start(self) -> None:
+        await super().start()
+        config = self._config
+        tls = config.tls
+        self._server = await asyncio.get_running_loop().create_server(
+            self._accept,
+            config.host,
+            config.port,
+            ssl=None if tls is None else tls.listening_context(),
+            ssl_handshake_timeout=None if tls is None else config.tls_handshake_timeout_s,
+            reuse_address=True,
+        )
+
+    def _accept(self) -> RequestHandler:
+        """The protocol factory: called on accept, before any TLS handshake."""
+        server = self._runner.server
+        assert isinstance(server, web.Server)
+        registered = server.connections
+        # A handler is registered only once its connection is made (a loop turn later, or
+        # after the TLS handshake): until then it is counted as arriving.
+        now = asyncio.get_running_loop().time()
+        known = set(registered)
+        expiry = self._config.tls_handshake_timeout_s + 1.0
+        self._arriving = {
+            h: t for h, t in self._arriving.items() if h not in known and now - t < expiry
+        }
+        open_now = [h for h in registered if h.transport is not None]
+        if len(open_now) + len(self._arriving) >= self._config.max_connections and open_now:
+            idle = [h for h in open_now if h not in self._busy]
+            victim = (idle or open_now)[0]
+            victim.force_close()
+            self.evicted += 1
+            log.info(
+                "%s",
+                log_line(
+                    "http_evicted",
+                    connections=len(open_now) + len(self._arriving),
+                    idle=len(idle),
+                ),
+            )
+        handler = server()
+        self._arriving[handler] = now
+        return handler
+
+    @property
+    def address(self) -> tuple[str, int]:
+        assert self._server is not None
+        sockets = getattr(self._server, "sockets", ())
+        if not sockets:
+            raise RuntimeError("the HTTP server is not listening")
+        host, port = sockets[0].getsockname()[:2]
+        return str(host), int(port)
 
 
 class HttpServer:
@@ -363,17 +455,23 @@ class HttpServer:
         )
         self._app = build_app(config, monitor, self.feed, self.auth_throttle)
         self._runner: web.AppRunner | None = None
+        self._site: _CappedSite | None = None
         self._feeding: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Self:
         runner = web.AppRunner(
-            self._app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_TIMEOUT_S
+            self._app,
+            access_log=None,
+            handle_signals=False,
+            shutdown_timeout=SHUTDOWN_TIMEOUT_S,
+            keepalive_timeout=self.config.keepalive_timeout_s,
         )
         await runner.setup()
         self._runner = runner
         try:
-            site = web.TCPSite(runner, self.config.host, self.config.port, reuse_address=True)
+            site = _CappedSite(runner, self.config, self._app[_BUSY])
             await site.start()
+            self._site = site
         except BaseException:
             await runner.cleanup()
             self._runner = None
@@ -386,6 +484,8 @@ class HttpServer:
                 "http_listening",
                 address=f"{host}:{port}",
                 auth=_auth_mode(self.config),
+                tls="on" if self.config.tls is not None else "off",
+                max_connections=self.config.max_connections,
             ),
         )
         return self
@@ -404,15 +504,14 @@ class HttpServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+            self._site = None
 
     @property
     def address(self) -> tuple[str, int]:
         """The address actually bound (the port is useful with ``port=0``)."""
-        runner = self._runner
-        if runner is None or not runner.addresses:
+        if self._site is None:
             raise RuntimeError("the HTTP server is not listening")
-        address = runner.addresses[0]
-        return str(address[0]), int(address[1])
+        return self._site.address
 
     @property
     def port(self) -> int:

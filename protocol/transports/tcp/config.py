@@ -19,6 +19,7 @@ from pathlib import Path
 
 from protocol.transports.auth_throttle import ThrottlePolicy
 from protocol.transports.tcp.wire import DEFAULT_PORT, MAX_PORT
+from protocol.transports.tls import DEFAULT_HANDSHAKE_TIMEOUT_S, ServerTls
 from protocol.uci.options import EvalFileAccess
 from protocol.uci.runner import SearchRunner
 from protocol.uci.session import MAX_LINE_LENGTH
@@ -92,6 +93,13 @@ class ServerConfig:
     ``None`` refuses every directory."""
     book_dir: Path | None = None
     """The directory ``BookFile`` values name opening books in; ``None`` refuses every file."""
+    max_connections: int = 1024
+    """Open connections at once (sessions, pending, closing); a newcomer beyond it cuts the
+    oldest connection that holds no session (see :meth:`TcpServer._make_room`)."""
+    tls: ServerTls | None = None
+    """Speak TLS with this (renewable) certificate; ``None``: plain TCP."""
+    tls_handshake_timeout_s: float = DEFAULT_HANDSHAKE_TIMEOUT_S
+    """A connection that has not completed its TLS handshake by then is cut off."""
 
     def eval_files(self) -> EvalFileAccess:
         """The sessions' ``EvalFile`` policy; :class:`ServerConfigError` if the directory is
@@ -138,12 +146,16 @@ class ServerConfig:
         ):
             if getattr(self, name) < 1:
                 raise ServerConfigError(f"{name} must be at least 1")
+        if self.max_connections <= self.max_sessions:
+            raise ServerConfigError("max_connections must be more than max_sessions")
         if not (self.auth_timeout_s > 0 and math.isfinite(self.auth_timeout_s)):
             raise ServerConfigError("auth_timeout_s must be a positive number of seconds")
         try:
             self.auth_throttle.check()
         except ValueError as exc:
             raise ServerConfigError(f"auth_throttle: {exc}") from None
+        if not (self.tls_handshake_timeout_s > 0 and math.isfinite(self.tls_handshake_timeout_s)):
+            raise ServerConfigError("tls_handshake_timeout_s must be a positive number of seconds")
         self.eval_files()
         self.syzygy()
         self.book_files()

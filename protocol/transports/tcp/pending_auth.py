@@ -76,6 +76,18 @@ class PendingAuth(Generic[K]):
         self._waiting[key] = address
         return victim
 
+    def take_oldest(self) -> K | None:
+        """Forget and return the connection to give way when *all* connections are full
+        (``max_connections``): the oldest of the address holding the most; ``None`` when
+        nobody is pending."""
+        if not self._waiting:
+            return None
+        counts = Counter(self._waiting.values())
+        most = max(counts.values())
+        victim = next(k for k, a in self._waiting.items() if counts[a] == most)
+        del self._waiting[victim]
+        return victim
+
     def leave(self, key: K) -> None:
         """``key`` is no longer pending (it sent a line, or closed); idempotent."""
         self._waiting.pop(key, None)

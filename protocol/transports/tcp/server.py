@@ -29,6 +29,13 @@ Limits, and why each exists:
   open connections faster than a real client sends its first line (one round trip), and the
   per-address rule makes that flood evict only its own address's connections.  A pending
   connection costs a task and a socket, never a worker or a table.
+* ``max_connections`` — every open socket costs a descriptor, and a process out of them
+  accepts nothing.  At the cap a newcomer cuts the oldest connection holding no session
+  (being refused, in its TLS handshake, or pending auth: :meth:`TcpServer._make_room`),
+  for the same reason as the pending budget: newcomers refused would be a lockout.
+* ``tls`` — the handshake is started by the server on the accepted socket (with the
+  certificate generation current then, :class:`~protocol.transports.tls.ServerTls`), so a
+  connection counts from accept; one not through it in ``tls_handshake_timeout_s`` is cut.
 * ``max_memory_mb`` — the sum of the sessions' ``Hash`` sizes (and of their search helpers'
   processes).  A session that would not fit is refused like a full server; a ``setoption name
   Hash`` that would not fit gets an error and changes nothing (through the session's
@@ -111,7 +118,15 @@ from protocol.uci.runner import SearchRunner
 from protocol.uci.session import EngineSession, State
 from protocol.uci.workers import ProcessRunner, warm_up
 
-__all__ = ["CloseReason", "Connection", "TcpServer", "close_gracefully", "log", "serve_until"]
+__all__ = [
+    "CloseReason",
+    "Connection",
+    "TcpServer",
+    "close_gracefully",
+    "log",
+    "log_accept_errors",
+    "serve_until",
+]
 
 log = logging.getLogger(__name__)
 """Every connection event is logged here; the application sets its level
@@ -152,6 +167,9 @@ class CloseReason(enum.StrEnum):
     """Refused unchecked: too many wrong tokens from the address lately."""
     AUTH_EVICTED = "auth evicted"
     """Evicted from the pending-auth budget to make room for a newer connection."""
+    CUT = "cut: connection cap"
+    """Cut without a word to make room under ``max_connections`` (see
+    :meth:`TcpServer._make_room`)."""
     REFUSED_FULL = "refused: full"
     REFUSED_MEMORY = "refused: memory"
 
@@ -242,6 +260,12 @@ class Connection:
         :data:`PENDING_FULL` and closed.  Only the server calls it, and only while the
         connection has sent no line (see :class:`PendingAuth`)."""
         self._interrupt_with(CloseReason.AUTH_EVICTED)
+
+    def cut(self) -> None:
+        """Drop this connection at once (a reset, no last line): the server is at
+        ``max_connections`` and this one holds no session."""
+        self._interrupt_with(CloseReason.CUT)
+        self._writer.transport.abort()
 
     async def run(self) -> None:
         started = time.monotonic()
@@ -594,10 +618,14 @@ class TcpServer:
         """Ids of the connections holding a session slot (``max_sessions``): authenticated
         ones, or every connection on a server without a token.  A slot is held until the
         connection's worker is gone, so the number of workers never exceeds it."""
-        self._refusing: set[asyncio.Task[None]] = set()
+        self._refusing: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
         """Refused connections still saying why (briefly: see :func:`close_gracefully`)."""
         self.auth_throttle = AuthThrottle(config.auth_throttle)
         """Wrong tokens by address; the monitoring port shares it (one limit, both ports)."""
+        self._handshaking: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
+        """Connections still in their TLS handshake (see :meth:`_handshake`)."""
+        self.cut_connections = 0
+        """Connections cut to stay within ``max_connections``."""
         self._ids = itertools.count(1)
         self._shutting_down = False
         self._stopped = asyncio.Event()
@@ -640,6 +668,7 @@ class TcpServer:
                 max_memory_mb=config.max_memory_mb,
                 **pending,
                 auth="token" if config.token is not None else "none",
+                tls="on" if config.tls is not None else "off",
             )
 
     @property
@@ -722,6 +751,13 @@ class TcpServer:
         assert task is not None
         sid = f"s{next(self._ids)}"
         needs_auth = self.config.token is not None
+        if not self._make_room():
+            self.cut_connections += 1
+            _event("cut", sid, reason="every connection holds a session")
+            writer.transport.abort()
+            return
+        if self.config.tls is not None and not await self._handshake(task, sid, writer):
+            return
         if self._shutting_down or not (needs_auth or self.claim_session(sid)):
             why = (
                 "server shutting down"
@@ -729,11 +765,11 @@ class TcpServer:
                 else (f"server full ({self.config.max_sessions} sessions); {RETRY_LATER}")
             )
             self.observe_refusal(Refusal.SHUTDOWN if self._shutting_down else Refusal.FULL)
-            self._refusing.add(task)
+            self._refusing[task] = writer
             try:
                 await self._refuse(reader, writer, sid, why)
             finally:
-                self._refusing.discard(task)
+                self._refusing.pop(task, None)
             return
         connection = Connection(self, sid, reader, writer)
         self._connections[task] = connection
@@ -755,6 +791,63 @@ class TcpServer:
             del self._connections[task]
             self._pending.leave(connection)
             self._sessions.discard(sid)
+
+    async def _handshake(
+        self, task: asyncio.Task[None], sid: str, writer: asyncio.StreamWriter
+    ) -> bool:
+        """The TLS handshake, with the current certificate, done here rather than by the
+        listening socket so that the connection counts (and can be cut, see
+        :meth:`_make_room`) from the moment it is accepted.  False when it failed (a
+        plaintext client, a silent one past ``tls_handshake_timeout_s``, a cut): the
+        connection is gone then, having reached neither authentication nor a session."""
+        tls = self.config.tls
+        assert tls is not None
+        self._handshaking[task] = writer
+        try:
+            await writer.start_tls(
+                tls.context, ssl_handshake_timeout=self.config.tls_handshake_timeout_s
+            )
+        except (OSError, TimeoutError) as exc:  # ssl.SSLError is an OSError
+            writer.transport.abort()
+            peer = writer.get_extra_info("peername")
+            _event(
+                "tls_failed",
+                sid,
+                peer=f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else peer,
+                error=type(exc).__name__,
+            )
+            return False
+        finally:
+            self._handshaking.pop(task, None)
+        return True
+
+    def _make_room(self) -> bool:
+        """Below ``max_connections`` after cutting, if need be, one connection that holds no
+        session: the oldest being refused, else the oldest still in its TLS handshake, else
+        the oldest pending (:meth:`PendingAuth.take_oldest`: from the address holding the
+        most).  False when every connection holds a session (the newcomer gives way then).
+
+        The old connection gives way, not the newcomer: were newcomers refused, whoever
+        holds the connections with silent sockets would keep everyone out; a real client
+        authenticates within one round trip of being accepted and is then safe.
+        """
+        held = len(self._connections) + len(self._refusing) + len(self._handshaking)
+        if held < self.config.max_connections:
+            return True
+        for waiting in (self._refusing, self._handshaking):
+            if waiting:
+                task, writer = next(iter(waiting.items()))
+                del waiting[task]
+                writer.transport.abort()
+                break
+        else:
+            victim = self._pending.take_oldest()
+            if victim is None:
+                return False
+            victim.cut()
+        self.cut_connections += 1
+        _event("cut", None, connections=held, pending=len(self._pending))
+        return True
 
     async def _refuse(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, sid: str, why: str
@@ -793,7 +886,9 @@ class TcpServer:
             self._server.close()
         for connection in self._connections.values():
             connection.request_shutdown()
-        tasks = set(self._connections) | self._refusing
+        for writer in self._handshaking.values():
+            writer.transport.abort()
+        tasks = set(self._connections) | set(self._refusing) | set(self._handshaking)
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=self.config.shutdown_timeout_s)
             for task in pending:
@@ -806,6 +901,21 @@ class TcpServer:
                 await asyncio.wait_for(self._server.wait_closed(), 1.0)
         _event("stopped", duration_s=f"{time.monotonic() - started:.3f}")
         self._stopped.set()
+
+
+ACCEPT_OUT_OF_RESOURCES = "socket.accept() out of system resource"
+"""asyncio's words when ``accept`` fails for want of descriptors or memory (EMFILE, ENFILE,
+ENOBUFS, ENOMEM): it stops accepting for a second and tries again, so nothing spins."""
+
+
+def log_accept_errors(loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+    """An event loop exception handler (``loop.set_exception_handler``): an ``accept`` out
+    of descriptors becomes one ``event=accept_failed`` line instead of a traceback; anything
+    else goes to the loop's default handler."""
+    if context.get("message") == ACCEPT_OUT_OF_RESOURCES:
+        log.warning("%s", log_line("accept_failed", error=context.get("exception"), retry_s=1))
+        return
+    loop.default_exception_handler(context)
 
 
 async def serve_until(

@@ -10,6 +10,7 @@ import base64
 import json
 import xml.etree.ElementTree as ET
 from http.cookies import SimpleCookie
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -24,9 +25,11 @@ from protocol.transports.http.server import HttpServer
 from protocol.transports.http.service import serve_tcp_monitored
 from protocol.transports.http.status import InfoSample, ServiceKind, parse_info
 from protocol.transports.tcp.config import ServerConfig
-from tests.support.http_helpers import get, metrics, request
+from protocol.transports.tls import ServerTls, TlsFiles, client_context
+from tests.support.http_helpers import ClientSide, get, metrics, request
 from tests.support.mosquitto_fixture import FailingRunner, free_port
 from tests.support.tcp_helpers import HANG_TIMEOUT, TcpClient, ensure_warm, wait_until
+from tests.support.tls_certs import Authority
 
 TOKEN = "unit-secret-0b9d"
 
@@ -193,26 +196,37 @@ async def test_in_process_server_counts_refusals_logins_and_emergency_moves() ->
         await asyncio.wait_for(serving, HANG_TIMEOUT)
 
 
-async def test_login_form_is_throttled_and_its_cookie_secure_over_tls() -> None:
+async def test_login_form_is_throttled_and_its_cookie_secure_over_tls(tmp_path: Path) -> None:
     """The login form under the brute-force limit, on a clock the test moves (no sleeping,
     no racing a penalty), and the cookie's ``Secure`` flag when the port is TLS."""
     now = [0.0]
     throttle = AuthThrottle(
         ThrottlePolicy(free_failures=1, first_penalty_s=30, max_penalty_s=60), lambda: now[0]
     )
-    config = HttpConfig(port=0, token="game", operator_token=TOKEN, tls=True)
+    authority = Authority(tmp_path, "monitor")
+    issued = authority.issue("server")
+    tls = ServerTls(TlsFiles(issued.cert, issued.key))
+    verified = ClientSide(tls=client_context(authority.cafile))
+    config = HttpConfig(port=0, token="game", operator_token=TOKEN, tls=tls)
     async with HttpServer(config, Monitor(ServiceKind.SERVE), throttle) as http:
-        login = f"http://127.0.0.1:{http.port}/login"
-        wrong = [await request("POST", login, form={"token": "guess"}) for _ in range(2)]
+        login = f"https://127.0.0.1:{http.port}/login"
+        wrong = [
+            await request("POST", login, form={"token": "guess"}, client=verified) for _ in range(2)
+        ]
         assert [r.status for r in wrong] == [401, 401] and "Wrong token." in wrong[1].text
-        blocked = await request("POST", login, form={"token": TOKEN})  # unchecked
+        blocked = await request("POST", login, form={"token": TOKEN}, client=verified)  # unchecked
         assert blocked.status == 429, blocked
         assert blocked.headers["Retry-After"] == "30"
         assert "try again in 30 s" in blocked.text and 'name="token"' in blocked.text
-        game = await request("POST", login, form={"token": "game"}, local_host="127.0.0.2")
+        game = await request(
+            "POST",
+            login,
+            form={"token": "game"},
+            client=ClientSide(local_host="127.0.0.2", tls=verified.tls),
+        )
         assert game.status == 401  # another address; the game token opens nothing here
         now[0] += 30
-        right = await request("POST", login, form={"token": TOKEN})
+        right = await request("POST", login, form={"token": TOKEN}, client=verified)
         assert right.status == 303
         cookie = SimpleCookie(right.headers["Set-Cookie"])["brudno_status"]
         assert cookie["secure"] and cookie["httponly"] and cookie["samesite"] == "Strict"
