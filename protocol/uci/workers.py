@@ -56,6 +56,7 @@ from engine.emergency import emergency_move
 from engine.game import Game
 from engine.info import Bound, InfoCallback, SearchInfo, SearchResult
 from engine.limits import Limits
+from engine.shm import SharedMemoryFullError, ShmPlace, ShmShortage
 from engine.skill import Skill
 from engine.smp.searcher import ParallelSearcher
 from engine.timeman import TimeBudget, allocate
@@ -145,6 +146,7 @@ def warm_up() -> None:
     Blocking for about as long as importing the engine takes; call it before serving.  It
     forks one throwaway worker, which returns once the fork server has finished preloading.
     """
+    sweep_shared_memory()  # what workers of a killed server left behind
     process = worker_context().Process(target=_ready, name="brudno-warm-up", daemon=True)
     process.start()
     process.join()
@@ -241,7 +243,11 @@ def _worker_main(conn: Connection, hash_mb: int, threads: int, nice: int) -> Non
     # search helpers, which multiprocessing refuses a daemonic process; the rule guards
     # against orphans, and helpers end on their own when this process's pipe to them ends.
     multiprocessing.current_process().daemon = False
-    searcher = ParallelSearcher(hash_mb, threads)
+    searcher = ParallelSearcher(hash_mb)
+    try:
+        searcher.set_threads(threads)
+    except SharedMemoryFullError as exc:
+        conn.send(msg.OutOfSharedMemory(0, exc.shortage))
     jobs: queue.SimpleQueue[_Queued | None] = queue.SimpleQueue()
     state = _WorkerState()
     listener = threading.Thread(
@@ -255,6 +261,9 @@ def _worker_main(conn: Connection, hash_mb: int, threads: int, nice: int) -> Non
                 value = _run_job(searcher, conn, queued)
             except OSError:
                 return  # the pipe broke while reporting: the parent is gone
+            except SharedMemoryFullError as exc:
+                conn.send(msg.OutOfSharedMemory(seq, exc.shortage))
+                continue
             except Exception as exc:
                 description = f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
                 conn.send(msg.Failed(seq, description))
@@ -333,6 +342,8 @@ class _Worker:
         self.loop = loop
         self.pending: dict[int, _Pending] = {}
         self.alive = True
+        self.start_shortage: ShmShortage | None = None
+        """Set when the worker could not start with the asked ``Threads`` (one thread now)."""
         self._send_lock = threading.Lock()
         loop.add_reader(conn.fileno(), self.drain)
 
@@ -366,6 +377,9 @@ class _Worker:
             self.died("it sent an unreadable message")
 
     def _dispatch(self, message: msg.FromWorker) -> None:
+        if isinstance(message, msg.OutOfSharedMemory) and message.seq == 0:
+            self.start_shortage = message.shortage
+            return
         if isinstance(message, msg.Info):
             pending = self.pending.get(message.seq)
             if pending is not None and pending.on_info is not None:
@@ -382,6 +396,8 @@ class _Worker:
                 pending.future.set_result(value)
             case msg.Failed(description=description):
                 pending.future.set_exception(WorkerJobError(description))
+            case msg.OutOfSharedMemory(shortage=shortage):
+                pending.future.set_exception(SharedMemoryFullError(shortage))
 
     def died(self, why: str) -> None:
         """Mark the worker gone: fail what it owed and stop watching its pipe."""
@@ -402,7 +418,8 @@ class _Worker:
             log.warning("%s with %d job(s) pending", detail, len(pending))
 
     async def close(self) -> None:
-        """Ask the worker to exit, wait a little, then kill it; always reaps the process."""
+        """Ask the worker to exit, wait a little, then kill it; always reaps the process.
+        A worker that did not exit cleanly may have left shared memory behind: swept."""
         if self.alive:
             with contextlib.suppress(WorkerDiedError):
                 self.send(msg.Exit())
@@ -417,8 +434,23 @@ class _Worker:
             log.warning("worker %s did not exit in %.1f s; killing it", self.pid, EXIT_GRACE_S)
             process.kill()
             await asyncio.to_thread(process.join, EXIT_GRACE_S)
-        if process.exitcode is not None:
+        exitcode = process.exitcode
+        if exitcode is not None:
             process.close()
+        if exitcode != 0:
+            await asyncio.to_thread(sweep_shared_memory)
+
+
+def sweep_shared_memory() -> None:
+    """Unlink the shared memory blocks (``Threads`` > 1 tables) of dead processes: a worker
+    killed mid-search (SIGKILL, out of memory) could not unlink its own."""
+    try:
+        removed = ShmPlace.from_environment().sweep()
+    except (OSError, ValueError) as exc:
+        log.warning("event=shm_sweep_failed error=%r", str(exc))
+        return
+    if removed:
+        log.warning("event=shm_swept blocks=%d names=%s", len(removed), ",".join(removed))
 
 
 class _Watchdog:
@@ -634,6 +666,17 @@ class ProcessRunner:
             skill,
         )
         result = await self._submit(worker, seq, message, watchdog.see, after_send=steer)
+        if (shortage := worker.start_shortage) is not None:
+            # A restarted worker could not get its shared table back: say so, once.
+            worker.start_shortage = None
+            asked, self._threads = self._threads, 1
+            on_info(
+                SearchInfo(
+                    depth=0,
+                    string=f"error: Threads {asked}: {shortage.describe()}; "
+                    "this search ran with Threads 1 (a new search process)",
+                )
+            )
         return cast(SearchResult, result)
 
     async def call(
@@ -664,18 +707,33 @@ class ProcessRunner:
         await self._ensure_worker()
 
     async def resize_hash(self, hash_mb: int) -> None:
+        """:class:`SharedMemoryFullError`: the new shared table did not fit; one thread now."""
         self._hash_mb = hash_mb
         worker = await self._started_worker()
         if worker is not None:
             seq = next(self._seq)
-            await self._submit(worker, seq, msg.ResizeHash(seq, hash_mb))
+            await self._submit_shared(worker, seq, msg.ResizeHash(seq, hash_mb))
 
     async def set_threads(self, threads: int) -> None:
+        """:class:`SharedMemoryFullError`: the shared table did not fit; one thread now.
+
+        Helpers need the worker, so ``threads`` above 1 starts it (with the old count) if
+        need be: whether their table fits is known here, not at the first search."""
+        if threads > 1:
+            await self._ensure_worker()
         self._threads = threads
         worker = await self._started_worker()
         if worker is not None:
             seq = next(self._seq)
-            await self._submit(worker, seq, msg.SetThreads(seq, threads))
+            await self._submit_shared(worker, seq, msg.SetThreads(seq, threads))
+
+    async def _submit_shared(self, worker: _Worker, seq: int, message: msg.Job) -> None:
+        """A job that may move the table into shared memory: a refusal leaves one thread."""
+        try:
+            await self._submit(worker, seq, message)
+        except SharedMemoryFullError:
+            self._threads = 1
+            raise
 
     async def _started_worker(self) -> _Worker | None:
         """The live worker, waiting for one being started (it was given the settings of

@@ -1,0 +1,126 @@
+"""``Threads`` > 1 tables in shared memory on a real ``brudno serve`` (issue 44).
+
+The server's shared memory directory is a test directory (``BRUDNO_SHM_DIR``), and
+``BRUDNO_SHM_MAX_MB`` stands for a small ``/dev/shm`` (Docker's default is 64 MiB):
+
+* a table that does not fit is refused with one ``info string error:`` before anything is
+  allocated, the session searches on with Threads 1, and its threads and its helpers'
+  memory go back to the server's budgets;
+* a worker killed mid-search (SIGKILL: nothing of it cleans up) leaves no block behind once
+  the next search starts, and that search gets its table.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import chess
+
+from engine.shm import SHM_DIR_ENV, SHM_MAX_ENV, block_owner
+from tests.support.processes import alive, descendants
+from tests.support.tcp_helpers import TcpClient, env_without_token, serve_process
+
+MIB = 1 << 20
+
+
+def blocks(directory: Path) -> dict[Path, int]:
+    """The blocks in ``directory`` and their sizes."""
+    return {path: path.stat().st_size for path in directory.iterdir()}
+
+
+async def legal_bestmove(client: TcpClient, go: str) -> list[str]:
+    await client.send(go)
+    infos, best = await client.bestmove()
+    assert chess.Move.from_uci(best) in chess.Board().legal_moves
+    return infos
+
+
+async def test_a_table_too_big_for_shared_memory_is_refused_and_the_session_searches_on(
+    brudno: list[str], tmp_path: Path
+) -> None:
+    env = env_without_token(**{SHM_DIR_ENV: str(tmp_path), SHM_MAX_ENV: "8"})
+    # Memory 60 MiB: Hash 16 + a helper's 32 MiB, then 16 + 4 + 32 once the first
+    # session's helper is given back (still holding it, the second session would not fit).
+    async with serve_process(
+        brudno,
+        "--max-threads",
+        "2",
+        "--max-total-threads",
+        "3",
+        "--max-memory-mb",
+        "60",
+        env=env,
+    ) as server:
+        client = await TcpClient.open(server.port)
+        assert await client.exchange("setoption name Hash value 16") == []
+        line = "setoption name Threads value 2"
+        assert await client.exchange(line) == [
+            "info string error: Threads 2: a shared table of 16 MiB does not fit in shared "
+            f"memory (8 MiB free); searching with Threads 1 ({line})"
+        ]
+        assert blocks(tmp_path) == {}
+        await legal_bestmove(client, "go depth 3")
+
+        # Its thread and its helper's memory went back to the server: another session gets
+        # Threads 2 within the total of 3 and the 60 MiB, and its 4 MiB table fits in the 8.
+        other = await TcpClient.open(server.port)
+        assert await other.exchange("setoption name Hash value 4", line) == []
+        shared = blocks(tmp_path)
+        assert max(shared.values()) <= 4 * MIB
+        (owner,) = {block_owner(path.name) for path in shared}
+        assert owner in descendants(server.proc.pid)
+        await legal_bestmove(other, "go depth 3")
+
+        # A Hash the shared memory cannot hold: refused the same way, Threads 1 again.
+        resize = "setoption name Hash value 12"
+        assert await other.exchange(resize) == [
+            "info string error: Threads 2: a shared table of 12 MiB does not fit in shared "
+            f"memory (8 MiB free); searching with Threads 1 ({resize})"
+        ]
+        assert blocks(tmp_path) == {}
+        await legal_bestmove(other, "go depth 3")
+        for session in (client, other):
+            await session.send("quit")
+            assert await session.read_to_end() == []
+            await session.close()
+        assert await server.stop() == 0
+
+
+async def test_a_worker_killed_mid_search_leaves_no_block_behind(
+    brudno: list[str], tmp_path: Path
+) -> None:
+    env = env_without_token(**{SHM_DIR_ENV: str(tmp_path)})
+    async with serve_process(brudno, "--max-threads", "2", env=env) as server:
+        client = await TcpClient.open(server.port)
+        setup = ("setoption name Hash value 8", "setoption name Threads value 2")
+        assert await client.exchange(*setup) == []
+        await client.send("go infinite")  # cannot end before the kill
+        await client.read_until(lambda s: s.startswith("info depth"))
+        first = blocks(tmp_path)
+        assert len(first) == 2  # the table and the helpers' scoreboard
+        (worker,) = {block_owner(path.name) for path in first}
+        assert worker is not None and worker in descendants(server.proc.pid)
+
+        os.kill(worker, signal.SIGKILL)
+        await client.send("stop")
+        infos, _ = await client.bestmove()
+        assert any(s.startswith("info string error:") for s in infos), infos
+
+        # The next search starts a new worker, which gets a table of its own again.
+        await legal_bestmove(client, "go depth 4")
+        await server.wait_for_log(r"event=shm_swept blocks=2 ")
+        assert not any(path.exists() for path in first)
+        second = blocks(tmp_path)
+        assert len(second) == 2
+        (successor,) = {block_owner(path.name) for path in second}
+        assert successor is not None and successor != worker and alive(successor)
+        # What the memory budget charges for the table, its Hash, is what it holds.
+        assert sum(second.values()) <= 8 * MIB + 4096
+
+        await client.send("quit")
+        assert await client.read_to_end() == []
+        await client.close()
+        assert await server.stop() == 0
+    assert blocks(tmp_path) == {}  # a worker that exits unlinks its own
