@@ -109,7 +109,7 @@ class Failed:
 @dataclass(frozen=True, slots=True)
 class OutOfSharedMemory:
     """The job (``Threads``, ``Hash``) needed a shared table that does not fit in
-    ``/dev/shm``; the worker searches with one thread now.  ``seq`` 0: the worker's start."""
+    ``/dev/shm``; the worker searches with one thread now."""
 
     seq: int
     shortage: ShmShortage

@@ -235,7 +235,7 @@ def _lower_priority(nice: int) -> None:
             os.sched_setscheduler(0, batch, os.sched_param(0))
 
 
-def _worker_main(conn: Connection, hash_mb: int, threads: int, nice: int) -> None:
+def _worker_main(conn: Connection, hash_mb: int, nice: int) -> None:
     """Entry point of a worker process: run jobs one at a time until told to exit."""
     _leave_process_group()
     _lower_priority(nice)
@@ -243,11 +243,7 @@ def _worker_main(conn: Connection, hash_mb: int, threads: int, nice: int) -> Non
     # search helpers, which multiprocessing refuses a daemonic process; the rule guards
     # against orphans, and helpers end on their own when this process's pipe to them ends.
     multiprocessing.current_process().daemon = False
-    searcher = ParallelSearcher(hash_mb)
-    try:
-        searcher.set_threads(threads)
-    except SharedMemoryFullError as exc:
-        conn.send(msg.OutOfSharedMemory(0, exc.shortage))
+    searcher = ParallelSearcher(hash_mb)  # one thread: the parent sends Threads as a job
     jobs: queue.SimpleQueue[_Queued | None] = queue.SimpleQueue()
     state = _WorkerState()
     listener = threading.Thread(
@@ -342,8 +338,9 @@ class _Worker:
         self.loop = loop
         self.pending: dict[int, _Pending] = {}
         self.alive = True
-        self.start_shortage: ShmShortage | None = None
-        """Set when the worker could not start with the asked ``Threads`` (one thread now)."""
+        self.shortage: ShmShortage | None = None
+        """Set while the worker runs one thread because the table for the runner's
+        ``Threads`` did not fit in shared memory when it was started again."""
         self._send_lock = threading.Lock()
         loop.add_reader(conn.fileno(), self.drain)
 
@@ -377,9 +374,6 @@ class _Worker:
             self.died("it sent an unreadable message")
 
     def _dispatch(self, message: msg.FromWorker) -> None:
-        if isinstance(message, msg.OutOfSharedMemory) and message.seq == 0:
-            self.start_shortage = message.shortage
-            return
         if isinstance(message, msg.Info):
             pending = self.pending.get(message.seq)
             if pending is not None and pending.on_info is not None:
@@ -579,7 +573,8 @@ class ProcessRunner:
 
     The worker starts at :meth:`start` (the session calls it when it begins) or, failing
     that, on the first job, and is reused; if it dies, the pending job fails (with
-    :class:`WorkerDiedError`) and the next job starts a new one with the current Hash size.
+    :class:`WorkerDiedError`) and the next job starts a new one with the current Hash size
+    and ``Threads`` (see :meth:`_restore_threads` for a table that no longer fits).
     ``resize_hash``/``clear`` before the worker exists only record the size: a fresh worker
     starts with an empty table of that size.
     """
@@ -623,6 +618,16 @@ class ProcessRunner:
         sent_at = time.monotonic()
         budget = allocate(limits, game.side, game.ply, move_overhead_ms)
         worker = await self._ensure_worker()
+        if worker.shortage is not None:
+            await self._restore_threads(worker)  # freed since?
+        if (shortage := worker.shortage) is not None:
+            on_info(
+                SearchInfo(
+                    depth=0,
+                    string=f"error: Threads {self._threads}: {shortage.describe()}; "
+                    "this search runs with Threads 1",
+                )
+            )
         seq = next(self._seq)
 
         def emergency() -> str:
@@ -666,17 +671,6 @@ class ProcessRunner:
             skill,
         )
         result = await self._submit(worker, seq, message, watchdog.see, after_send=steer)
-        if (shortage := worker.start_shortage) is not None:
-            # A restarted worker could not get its shared table back: say so, once.
-            worker.start_shortage = None
-            asked, self._threads = self._threads, 1
-            on_info(
-                SearchInfo(
-                    depth=0,
-                    string=f"error: Threads {asked}: {shortage.describe()}; "
-                    "this search ran with Threads 1 (a new search process)",
-                )
-            )
         return cast(SearchResult, result)
 
     async def call(
@@ -726,6 +720,18 @@ class ProcessRunner:
         if worker is not None:
             seq = next(self._seq)
             await self._submit_shared(worker, seq, msg.SetThreads(seq, threads))
+
+    async def _restore_threads(self, worker: _Worker) -> None:
+        """Give a worker started again (after a death) the runner's ``Threads``; a table that
+        does not fit now leaves it at one thread, marked short, and the session's option
+        as it is: each search says so and tries again first."""
+        seq = next(self._seq)
+        try:
+            await self._submit(worker, seq, msg.SetThreads(seq, self._threads))
+        except SharedMemoryFullError as exc:
+            worker.shortage = exc.shortage
+        else:
+            worker.shortage = None
 
     async def _submit_shared(self, worker: _Worker, seq: int, message: msg.Job) -> None:
         """A job that may move the table into shared memory: a refusal leaves one thread."""
@@ -804,6 +810,8 @@ class ProcessRunner:
                 await worker.close()
                 raise WorkerError("the runner is closed")
             self._worker = worker
+            if self._threads > 1:  # a successor: its predecessor had helpers
+                await self._restore_threads(worker)
             return worker
 
     async def _start_worker(self) -> _Worker:
@@ -811,7 +819,7 @@ class ProcessRunner:
         parent_conn, child_conn = context.Pipe(duplex=True)
         process = context.Process(
             target=_worker_main,
-            args=(child_conn, self._hash_mb, self._threads, self._nice),
+            args=(child_conn, self._hash_mb, self._nice),
             name="brudno-worker",
             daemon=True,
         )

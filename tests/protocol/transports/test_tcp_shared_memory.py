@@ -7,7 +7,9 @@ The server's shared memory directory is a test directory (``BRUDNO_SHM_DIR``), a
   allocated, the session searches on with Threads 1, and its threads and its helpers'
   memory go back to the server's budgets;
 * a worker killed mid-search (SIGKILL: nothing of it cleans up) leaves no block behind once
-  the next search starts, and that search gets its table.
+  the next search starts, and that search gets its table;
+* if the table no longer fits then, each search says so and runs with one thread, until
+  there is room again.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from pathlib import Path
 
 import chess
 
-from engine.shm import SHM_DIR_ENV, SHM_MAX_ENV, block_owner
+from engine.shm import SHM_DIR_ENV, SHM_MAX_ENV, SharedWords, ShmPlace, block_owner
 from tests.support.processes import alive, descendants
-from tests.support.tcp_helpers import TcpClient, env_without_token, serve_process
+from tests.support.tcp_helpers import TcpClient, env_without_token, serve_process, wait_until
 
 MIB = 1 << 20
 
@@ -124,3 +126,49 @@ async def test_a_worker_killed_mid_search_leaves_no_block_behind(
         await client.close()
         assert await server.stop() == 0
     assert blocks(tmp_path) == {}  # a worker that exits unlinks its own
+
+
+async def kill_worker_mid_search(client: TcpClient, directory: Path) -> set[Path]:
+    """Kill -9 the worker of ``client`` during ``go infinite``; its blocks, once it is gone."""
+    await client.send("go infinite")
+    await client.read_until(lambda s: s.startswith("info depth"))
+    left = set(blocks(directory))
+    (worker,) = {block_owner(path.name) for path in left}
+    assert worker is not None
+    os.kill(worker, signal.SIGKILL)
+    await client.send("stop")
+    await client.bestmove()
+    await wait_until(lambda: not alive(worker), "the killed worker is gone")
+    return left
+
+
+async def test_a_restarted_worker_whose_table_no_longer_fits_says_so_at_each_search(
+    brudno: list[str], tmp_path: Path
+) -> None:
+    env = env_without_token(**{SHM_DIR_ENV: str(tmp_path), SHM_MAX_ENV: "8"})
+    async with serve_process(brudno, "--max-threads", "2", env=env) as server:
+        client = await TcpClient.open(server.port)
+        setup = ("setoption name Hash value 4", "setoption name Threads value 2")
+        assert await client.exchange(*setup) == []
+        left = await kill_worker_mid_search(client, tmp_path)
+        # While the worker is down, something else takes 6 of the 8 MiB (this process's
+        # block; making it sweeps the dead worker's).
+        squatter = SharedWords(words=6 * MIB // 8, place=ShmPlace(tmp_path, 8 * MIB))
+        assert not any(path.exists() for path in left)
+        short = (
+            "info string error: Threads 2: a shared table of 4 MiB does not fit in shared "
+            "memory (2 MiB free); this search runs with Threads 1"
+        )
+        for _ in range(2):
+            infos = await legal_bestmove(client, "go depth 3")
+            assert infos[0] == short, infos
+            assert set(blocks(tmp_path)) == {Path(squatter.name)}
+        # Room again: the next search gets its helpers back, without a word.
+        squatter.close()
+        infos = await legal_bestmove(client, "go depth 3")
+        assert not any(s.startswith("info string") for s in infos), infos
+        assert len(blocks(tmp_path)) == 2
+        await client.send("quit")
+        assert await client.read_to_end() == []
+        await client.close()
+        assert await server.stop() == 0
