@@ -9,13 +9,16 @@ The server's shared memory directory is a test directory (``BRUDNO_SHM_DIR``), a
 * a worker killed mid-search (SIGKILL: nothing of it cleans up) leaves no block behind once
   the next search starts, and that search gets its table;
 * if the table no longer fits then, each search says so and runs with one thread, until
-  there is room again.
+  there is room again;
+* what the workers of a killed server left is swept before the next one listens.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+import sys
 from pathlib import Path
 
 import chess
@@ -171,4 +174,38 @@ async def test_a_restarted_worker_whose_table_no_longer_fits_says_so_at_each_sea
         await client.send("quit")
         assert await client.read_to_end() == []
         await client.close()
+        assert await server.stop() == 0
+
+
+LEAVE_A_BLOCK = """
+import sys
+from pathlib import Path
+from engine.shm import SharedWords, ShmPlace
+block = SharedWords(words=1024, place=ShmPlace(Path(sys.argv[1])))
+print(block.name, flush=True)
+sys.stdin.read()
+"""
+"""A process that makes a block and waits to be killed (a worker of a killed server)."""
+
+
+async def test_serve_sweeps_what_dead_processes_left_before_it_listens(
+    brudno: list[str], tmp_path: Path
+) -> None:
+    owner = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        LEAVE_A_BLOCK,
+        str(tmp_path),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert owner.stdout is not None
+    left = Path((await owner.stdout.readline()).decode().strip())
+    owner.kill()
+    await owner.wait()
+    assert left.exists()
+    env = env_without_token(**{SHM_DIR_ENV: str(tmp_path)})
+    async with serve_process(brudno, env=env) as server:
+        assert not left.exists()
+        await server.wait_for_log(rf"event=shm_swept blocks=1 names={left.name}")
         assert await server.stop() == 0
