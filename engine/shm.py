@@ -128,8 +128,10 @@ class ShmPlace:
         return max(0, free)
 
     def sweep(self) -> list[str]:
-        """Unlink the blocks of this pid namespace whose creator is gone; their names."""
+        """Unlink this user's blocks of this pid namespace whose creator is gone; their
+        names.  (Another user's processes may be hidden from ``/proc``: theirs stay.)"""
         namespace = _pid_namespace()
+        uid = os.getuid() if hasattr(os, "getuid") else None  # None: Windows
         removed = []
         for path in self.blocks():
             match = _NAME.fullmatch(path.name)
@@ -137,9 +139,13 @@ class ShmPlace:
             ns, pid, start = (int(g) for g in match.groups())
             if ns != namespace or _alive(pid, start):
                 continue
-            with contextlib.suppress(FileNotFoundError):
+            try:
+                if uid is not None and path.stat().st_uid != uid:
+                    continue
                 path.unlink()
-                removed.append(path.name)
+            except OSError:  # gone meanwhile, or not ours to delete
+                continue
+            removed.append(path.name)
         return removed
 
 
