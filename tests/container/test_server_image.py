@@ -87,7 +87,8 @@ def test_tini_is_pid_1_and_docker_stop_reaches_brudno_gracefully(docker_env: Doc
     assert "info string server shutting down" in lines
     # `docker stop` sends SIGTERM and kills after 10 s: exit 0 means brudno ended by itself.
     assert server.exit_code() == 0, server.logs()
-    assert "event=shutdown" in server.logs() or "shutting down" in server.logs()
+    logs = server.logs()
+    assert "event=stopped" in logs and "shutdown_forced" not in logs, logs
 
 
 async def _search_through_docker_stop(server: Container, port: int, token: str) -> list[str]:
