@@ -100,7 +100,7 @@ __all__ = [
     "ClassicSearcher",
     "MoveOrder",
     "Value",
-    "ordered_moves",
+    "fixed_order_moves",
     "search",
 ]
 
@@ -849,7 +849,7 @@ def search(
         raise ValueError("give either stop or node_limit and poll, not both")
 
     s = _Search(game, depth, order, tt=tt, tt_capacity=tt_capacity, stop=stop)
-    s.root_moves = list(root_moves) if root_moves is not None else ordered_moves(game, order)
+    s.root_moves = list(root_moves) if root_moves is not None else fixed_order_moves(game, order)
     try:
         value = _dispatch(s, info.name, depth, guess, window)
     except SearchStopped as stopped:
@@ -877,7 +877,7 @@ def search(
     )
 
 
-def ordered_moves(game: Game[Any], order: MoveOrder = MoveOrder.TACTICAL) -> list[Any]:
+def fixed_order_moves(game: Game[Any], order: MoveOrder = MoveOrder.TACTICAL) -> list[Any]:
     """The legal moves in the fixed order the classic algorithms search them."""
     if order is MoveOrder.TACTICAL:
         return game.noisy_moves() + game.quiet_moves()
@@ -1012,7 +1012,7 @@ class _Iterations:
         self.window = searcher.window
         self.tt_capacity = searcher.tt_capacity
         self.game = game
-        self.fixed_order = ordered_moves(game, self.order)
+        self.fixed_order = fixed_order_moves(game, self.order)
         self.tt: dict[tuple[int, int], list[Any]] = {}
         self.node_limit = driver.node_limit
         self.control = driver.control
