@@ -39,7 +39,7 @@ different moves in different processes), so without a codec its entries carry no
 Sizing: of ``size_mb`` MiB, a private table gives a quarter (at most 1 MiB) to the move share,
 a few KiB cover the containers' headers, and the rest is divided into 16-byte slots; the tests
 check with ``tracemalloc`` that a completely filled table stays within ``size_mb``.  A shared
-table is one :class:`multiprocessing.shared_memory.SharedMemory` block of ``size_mb`` MiB: a
+table is one :class:`engine.shm.SharedWords` block of ``size_mb`` MiB (in ``/dev/shm``): a
 64-byte header (the generation) and the slots.  ``hashfull()`` is UCI's: per mille of the
 first 1,000 slots holding an entry written by the current search.
 

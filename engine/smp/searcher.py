@@ -14,6 +14,11 @@ alongside the main search, which alone owns the clock, the reports and the resul
 
 ``Hash`` is the size of the one shared table, not per process.  Changing ``Threads`` starts or
 ends helpers (and starts a fresh table); nothing is started per move.
+
+The shared table lives in ``/dev/shm`` (:mod:`engine.shm`).  When it does not fit there,
+:meth:`ParallelSearcher.set_threads` and :meth:`~ParallelSearcher.resize_hash` raise
+:class:`~engine.shm.SharedMemoryFullError` after falling back to one thread with a private table
+of the asked ``Hash``: the searcher stays usable, the caller tells the user.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from engine.game import Game
 from engine.info import InfoCallback, SearchInfo, SearchResult, ignore_info
 from engine.limits import Limits
 from engine.search import SearchConfig, Searcher
+from engine.shm import SharedMemoryFullError
 from engine.smp.pool import HelperPool
 from engine.tt import TranspositionTable
 
@@ -73,7 +79,8 @@ class ParallelSearcher:
         """Search with ``threads`` processes from now on (1..:data:`MAX_THREADS`).
 
         Blocks until new helpers are ready.  The table starts empty (it moves between private
-        and shared memory, or is simply kept when only the number of helpers changes)."""
+        and shared memory, or is simply kept when only the number of helpers changes).
+        :class:`SharedMemoryFullError`: the shared table did not fit; one thread now."""
         threads = max(1, min(MAX_THREADS, threads))
         if threads == self._threads:
             return
@@ -82,27 +89,44 @@ class ParallelSearcher:
             self._pool.close()
             self._pool = None
         if threads == 1:
-            self.tt.close()
-            self.main.use_table(TranspositionTable(hash_mb))
-        else:
+            self._go_private(hash_mb)
+            return
+        try:
             if not self.tt.is_shared:
                 self.main.use_table(TranspositionTable(1))  # let the private table go first
                 self.main.use_table(TranspositionTable(hash_mb, shared=True))
             shared = self.tt.shared
             assert shared is not None
             pool = HelperPool(threads - 1, shared, context=self._context)
-            self._pool = pool
-            pool.wait_ready()
+        except SharedMemoryFullError:
+            self._go_private(hash_mb)
+            raise
+        self._pool = pool
+        pool.wait_ready()
         self._threads = threads
 
+    def _go_private(self, hash_mb: int) -> None:
+        """One thread: no helpers, a private table of ``hash_mb`` (the shared block goes)."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+        self.tt.close()
+        self.main.use_table(TranspositionTable(hash_mb))
+        self._threads = 1
+
     def resize_hash(self, hash_mb: int) -> None:
-        """Reallocate the table (its contents are lost); helpers attach to the new one."""
+        """Reallocate the table (its contents are lost); helpers attach to the new one.
+        :class:`SharedMemoryFullError`: the new shared table did not fit; one thread now."""
         pool = self._pool
         if pool is None:
             self.main.resize_hash(hash_mb)
             return
         pool.wait_idle()
-        self.tt.resize(hash_mb)
+        try:
+            self.tt.resize(hash_mb)
+        except SharedMemoryFullError:
+            self._go_private(hash_mb)
+            raise
         shared = self.tt.shared
         assert shared is not None
         pool.attach(shared)

@@ -137,10 +137,15 @@ class SearchRunner(Protocol):
         ``go``, whose clock would pay for it); a no-op where there is nothing to start."""
         ...
 
-    async def resize_hash(self, hash_mb: int) -> None: ...
+    async def resize_hash(self, hash_mb: int) -> None:
+        """A new table of ``hash_mb`` MiB; :class:`~engine.shm.SharedMemoryFullError` as for
+        :meth:`set_threads` when it is shared."""
+        ...
 
     async def set_threads(self, threads: int) -> None:
-        """Search with ``threads`` processes from now on (Lazy SMP helpers start or end)."""
+        """Search with ``threads`` processes from now on (Lazy SMP helpers start or end).
+        :class:`~engine.shm.SharedMemoryFullError`: their shared table did not fit in shared
+        memory, and the runner searches with one thread."""
         ...
 
     async def clear(self) -> None: ...

@@ -44,6 +44,7 @@ from engine.game import Game, GameError, IllegalMoveError
 from engine.info import SearchInfo, SearchResult
 from engine.limits import Limits
 from engine.perft import divide_until_stopped
+from engine.shm import SharedMemoryFullError
 from engine.skill import FULL_STRENGTH, EloScale, Skill
 from games.chess_game.book import BOOK_VARIANT, BookError, BookMove, OpeningBook
 from games.registry import GAMES, get_variant
@@ -454,19 +455,26 @@ class EngineSession:
         if after == before and spec.name != "SyzygyPath":  # a path is reread: new tables?
             return
         if spec.name == "Hash":
-            if self._hash_budget is not None:
-                refusal = self._hash_budget(self._options.get_int("Hash"))
-                if refusal is not None:
-                    self._options.set(spec.name, str(before))
-                    self._error(refusal, shown)
-                    return
-            await self._runner.resize_hash(self._options.get_int("Hash"))
+            await self._set_hash(self._options.get_int("Hash"), before, shown)
         elif spec.name == "Threads":
             await self._set_threads(self._options.get_int("Threads"), before, shown)
         elif spec.name in ("UCI_Variant", "UCI_Chess960", "UCI_LimitStrength"):
             self._on_game_options_changed(spec.name)
         elif spec.name in SYZYGY_OPTIONS:
             await self._set_syzygy(spec.name, before, shown)
+
+    async def _set_hash(self, hash_mb: int, before: object, shown: str) -> None:
+        """A new table, if a server's ``hash_budget`` has room for it (else nothing changes)."""
+        if self._hash_budget is not None:
+            refusal = self._hash_budget(hash_mb)
+            if refusal is not None:
+                self._options.set("Hash", str(before))
+                self._error(refusal, shown)
+                return
+        try:
+            await self._runner.resize_hash(hash_mb)
+        except SharedMemoryFullError as exc:
+            self._lost_threads(exc, shown)
 
     async def _set_threads(self, threads: int, before: object, shown: str) -> None:
         """Start or end search helpers; a server may grant fewer threads than asked (its
@@ -481,12 +489,23 @@ class EngineSession:
                     return
         try:
             await self._runner.set_threads(granted)
+        except SharedMemoryFullError as exc:
+            self._lost_threads(exc, shown)
         except BaseException:
             # Nothing changed after all: the option and the budget go back to what they were.
             self._options.set("Threads", str(before))
             if self._thread_budget is not None and isinstance(before, int):
                 self._thread_budget(before)
             raise
+
+    def _lost_threads(self, exc: SharedMemoryFullError, shown: str) -> None:
+        """The table for ``Threads`` above 1 did not fit in shared memory: the runner went
+        back to one thread with a private table, and the client and the server are told."""
+        asked = self._options.get_int("Threads")
+        self._options.set("Threads", "1")
+        if self._thread_budget is not None:
+            self._thread_budget(1)
+        self._error(f"Threads {asked}: {exc}; searching with Threads 1", shown)
 
     def _on_game_options_changed(self, name: str) -> None:
         """A new variant starts from its start position; a Chess960 toggle (or new

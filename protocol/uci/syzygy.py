@@ -85,16 +85,17 @@ class SyzygyAccess:
         return NO_SYZYGY if directory is None else cls.within(directory)
 
     def locate(self, value: str) -> tuple[list[Path], list[str]]:
-        """The directories ``value`` names, and how messages should name each.
+        """The directories ``value`` names, each real directory once, and how messages
+        should name each.
 
         Raises :class:`OptionError` when the policy refuses the value; nothing is read."""
         names = split_path(value)
         if self.any_path:
-            return [Path(name).expanduser() for name in names], names
+            return _once([(Path(name).expanduser(), name) for name in names])
         root = self.directory
         if root is None:
             raise _refusal("this server uses no tablebases (start it with --syzygy-dir DIR)", value)
-        paths: list[Path] = []
+        paths: list[tuple[Path, str]] = []
         for name in names:
             given = Path(name)
             try:
@@ -111,8 +112,26 @@ class SyzygyAccess:
                     f"{printable(name)} is not a directory in the server's tablebase directory",
                     value,
                 )
-            paths.append(path)
-        return paths, names
+            paths.append((path, name))
+        return _once(paths)
+
+
+def _once(paths: list[tuple[Path, str]]) -> tuple[list[Path], list[str]]:
+    """Each real directory once (the first spelling of it): ``.:./.:link-to-.`` would open
+    every table once per repetition."""
+    seen: set[Path] = set()
+    kept: list[Path] = []
+    shown: list[str] = []
+    for path, name in paths:
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):  # a symlink loop: find_tables reports it
+            real = path
+        if real not in seen:
+            seen.add(real)
+            kept.append(path)
+            shown.append(name)
+    return kept, shown
 
 
 ANY_SYZYGY_PATH: Final = SyzygyAccess(any_path=True)

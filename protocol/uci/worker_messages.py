@@ -14,6 +14,7 @@ from typing import Any
 from engine.game import Game
 from engine.info import SearchInfo
 from engine.limits import Limits
+from engine.shm import ShmShortage
 from engine.skill import Skill
 
 
@@ -105,4 +106,13 @@ class Failed:
     description: str
 
 
-FromWorker = Info | Done | Failed
+@dataclass(frozen=True, slots=True)
+class OutOfSharedMemory:
+    """The job (``Threads``, ``Hash``) needed a shared table that does not fit in
+    ``/dev/shm``; the worker searches with one thread now."""
+
+    seq: int
+    shortage: ShmShortage
+
+
+FromWorker = Info | Done | Failed | OutOfSharedMemory

@@ -56,6 +56,7 @@ from engine.emergency import emergency_move
 from engine.game import Game
 from engine.info import Bound, InfoCallback, SearchInfo, SearchResult
 from engine.limits import Limits
+from engine.shm import SharedMemoryFullError, ShmPlace, ShmShortage
 from engine.skill import Skill
 from engine.smp.searcher import ParallelSearcher
 from engine.timeman import TimeBudget, allocate
@@ -145,6 +146,7 @@ def warm_up() -> None:
     Blocking for about as long as importing the engine takes; call it before serving.  It
     forks one throwaway worker, which returns once the fork server has finished preloading.
     """
+    sweep_shared_memory()  # what workers of a killed server left behind
     process = worker_context().Process(target=_ready, name="brudno-warm-up", daemon=True)
     process.start()
     process.join()
@@ -233,7 +235,7 @@ def _lower_priority(nice: int) -> None:
             os.sched_setscheduler(0, batch, os.sched_param(0))
 
 
-def _worker_main(conn: Connection, hash_mb: int, threads: int, nice: int) -> None:
+def _worker_main(conn: Connection, hash_mb: int, nice: int) -> None:
     """Entry point of a worker process: run jobs one at a time until told to exit."""
     _leave_process_group()
     _lower_priority(nice)
@@ -241,7 +243,7 @@ def _worker_main(conn: Connection, hash_mb: int, threads: int, nice: int) -> Non
     # search helpers, which multiprocessing refuses a daemonic process; the rule guards
     # against orphans, and helpers end on their own when this process's pipe to them ends.
     multiprocessing.current_process().daemon = False
-    searcher = ParallelSearcher(hash_mb, threads)
+    searcher = ParallelSearcher(hash_mb)  # one thread: the parent sends Threads as a job
     jobs: queue.SimpleQueue[_Queued | None] = queue.SimpleQueue()
     state = _WorkerState()
     listener = threading.Thread(
@@ -255,6 +257,9 @@ def _worker_main(conn: Connection, hash_mb: int, threads: int, nice: int) -> Non
                 value = _run_job(searcher, conn, queued)
             except OSError:
                 return  # the pipe broke while reporting: the parent is gone
+            except SharedMemoryFullError as exc:
+                conn.send(msg.OutOfSharedMemory(seq, exc.shortage))
+                continue
             except Exception as exc:
                 description = f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
                 conn.send(msg.Failed(seq, description))
@@ -333,6 +338,9 @@ class _Worker:
         self.loop = loop
         self.pending: dict[int, _Pending] = {}
         self.alive = True
+        self.shortage: ShmShortage | None = None
+        """Set while the worker runs one thread because the table for the runner's
+        ``Threads`` did not fit in shared memory when it was started again."""
         self._send_lock = threading.Lock()
         loop.add_reader(conn.fileno(), self.drain)
 
@@ -382,6 +390,8 @@ class _Worker:
                 pending.future.set_result(value)
             case msg.Failed(description=description):
                 pending.future.set_exception(WorkerJobError(description))
+            case msg.OutOfSharedMemory(shortage=shortage):
+                pending.future.set_exception(SharedMemoryFullError(shortage))
 
     def died(self, why: str) -> None:
         """Mark the worker gone: fail what it owed and stop watching its pipe."""
@@ -402,7 +412,8 @@ class _Worker:
             log.warning("%s with %d job(s) pending", detail, len(pending))
 
     async def close(self) -> None:
-        """Ask the worker to exit, wait a little, then kill it; always reaps the process."""
+        """Ask the worker to exit, wait a little, then kill it; always reaps the process.
+        A worker that did not exit cleanly may have left shared memory behind: swept."""
         if self.alive:
             with contextlib.suppress(WorkerDiedError):
                 self.send(msg.Exit())
@@ -417,8 +428,23 @@ class _Worker:
             log.warning("worker %s did not exit in %.1f s; killing it", self.pid, EXIT_GRACE_S)
             process.kill()
             await asyncio.to_thread(process.join, EXIT_GRACE_S)
-        if process.exitcode is not None:
+        exitcode = process.exitcode
+        if exitcode is not None:
             process.close()
+        if exitcode != 0:
+            await asyncio.to_thread(sweep_shared_memory)
+
+
+def sweep_shared_memory() -> None:
+    """Unlink the shared memory blocks (``Threads`` > 1 tables) of dead processes: a worker
+    killed mid-search (SIGKILL, out of memory) could not unlink its own."""
+    try:
+        removed = ShmPlace.from_environment().sweep()
+    except (OSError, ValueError) as exc:
+        log.warning("event=shm_sweep_failed error=%r", str(exc))
+        return
+    if removed:
+        log.warning("event=shm_swept blocks=%d names=%s", len(removed), ",".join(removed))
 
 
 class _Watchdog:
@@ -547,7 +573,8 @@ class ProcessRunner:
 
     The worker starts at :meth:`start` (the session calls it when it begins) or, failing
     that, on the first job, and is reused; if it dies, the pending job fails (with
-    :class:`WorkerDiedError`) and the next job starts a new one with the current Hash size.
+    :class:`WorkerDiedError`) and the next job starts a new one with the current Hash size
+    and ``Threads`` (see :meth:`_restore_threads` for a table that no longer fits).
     ``resize_hash``/``clear`` before the worker exists only record the size: a fresh worker
     starts with an empty table of that size.
     """
@@ -591,6 +618,16 @@ class ProcessRunner:
         sent_at = time.monotonic()
         budget = allocate(limits, game.side, game.ply, move_overhead_ms)
         worker = await self._ensure_worker()
+        if worker.shortage is not None:
+            await self._restore_threads(worker)  # freed since?
+        if (shortage := worker.shortage) is not None:
+            on_info(
+                SearchInfo(
+                    depth=0,
+                    string=f"error: Threads {self._threads}: {shortage.describe()}; "
+                    "this search runs with Threads 1",
+                )
+            )
         seq = next(self._seq)
 
         def emergency() -> str:
@@ -664,18 +701,45 @@ class ProcessRunner:
         await self._ensure_worker()
 
     async def resize_hash(self, hash_mb: int) -> None:
+        """:class:`SharedMemoryFullError`: the new shared table did not fit; one thread now."""
         self._hash_mb = hash_mb
         worker = await self._started_worker()
         if worker is not None:
             seq = next(self._seq)
-            await self._submit(worker, seq, msg.ResizeHash(seq, hash_mb))
+            await self._submit_shared(worker, seq, msg.ResizeHash(seq, hash_mb))
 
     async def set_threads(self, threads: int) -> None:
+        """:class:`SharedMemoryFullError`: the shared table did not fit; one thread now.
+
+        Helpers need the worker, so ``threads`` above 1 starts it (with the old count) if
+        need be: whether their table fits is known here, not at the first search."""
+        if threads > 1:
+            await self._ensure_worker()
         self._threads = threads
         worker = await self._started_worker()
         if worker is not None:
             seq = next(self._seq)
-            await self._submit(worker, seq, msg.SetThreads(seq, threads))
+            await self._submit_shared(worker, seq, msg.SetThreads(seq, threads))
+
+    async def _restore_threads(self, worker: _Worker) -> None:
+        """Give a worker started again (after a death) the runner's ``Threads``; a table that
+        does not fit now leaves it at one thread, marked short, and the session's option
+        as it is: each search says so and tries again first."""
+        seq = next(self._seq)
+        try:
+            await self._submit(worker, seq, msg.SetThreads(seq, self._threads))
+        except SharedMemoryFullError as exc:
+            worker.shortage = exc.shortage
+        else:
+            worker.shortage = None
+
+    async def _submit_shared(self, worker: _Worker, seq: int, message: msg.Job) -> None:
+        """A job that may move the table into shared memory: a refusal leaves one thread."""
+        try:
+            await self._submit(worker, seq, message)
+        except SharedMemoryFullError:
+            self._threads = 1
+            raise
 
     async def _started_worker(self) -> _Worker | None:
         """The live worker, waiting for one being started (it was given the settings of
@@ -746,6 +810,8 @@ class ProcessRunner:
                 await worker.close()
                 raise WorkerError("the runner is closed")
             self._worker = worker
+            if self._threads > 1:  # a successor: its predecessor had helpers
+                await self._restore_threads(worker)
             return worker
 
     async def _start_worker(self) -> _Worker:
@@ -753,7 +819,7 @@ class ProcessRunner:
         parent_conn, child_conn = context.Pipe(duplex=True)
         process = context.Process(
             target=_worker_main,
-            args=(child_conn, self._hash_mb, self._threads, self._nice),
+            args=(child_conn, self._hash_mb, self._nice),
             name="brudno-worker",
             daemon=True,
         )

@@ -4,9 +4,11 @@ Each session's transposition table is real memory in its worker process, and a c
 its size (``setoption name Hash``): without a shared bound, a few clients asking for 4 GiB
 each would take the machine.  The server admits a session only if its table fits, and the
 session asks here before resizing (its ``hash_budget`` hook), so a refused resize changes
-nothing.  With ``Threads`` above 1 the table is shared by the session's processes (counted
-once, as its ``Hash``), and each helper process is charged
-:data:`~engine.smp.pool.HELPER_PROCESS_MB` on top.
+nothing.  With ``Threads`` above 1 the table is shared by the session's processes: one block
+of at most ``Hash`` MiB in ``/dev/shm`` (:mod:`engine.shm`), counted once, as its ``Hash``;
+each helper process is charged :data:`~engine.smp.pool.HELPER_PROCESS_MB` on top, which also
+covers the helpers' one-page scoreboard block.  The count stays true when a worker is killed:
+its block is swept when the server reaps it, before a successor makes another.
 """
 
 from __future__ import annotations

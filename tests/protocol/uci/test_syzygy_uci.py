@@ -131,6 +131,24 @@ async def test_a_bad_path_is_one_error_line_and_changes_nothing(
     assert tbhits(lines[-2]) > 0
 
 
+async def test_a_directory_named_many_times_is_opened_once(uci: UciProcess, tmp_path: Path) -> None:
+    """Issue 44: ``.:.:.:…`` re-opened every table once per repetition.  The same real
+    directory, however it is spelled (again, with ``/.``, through a symlink), counts once."""
+    link = tmp_path / "tables"
+    link.symlink_to(REGULAR)
+    spellings = [str(REGULAR), f"{REGULAR}/.", str(link), f"{REGULAR}/../regular", str(REGULAR)]
+    line = f"setoption name SyzygyPath value {os.pathsep.join(spellings * 20)}"
+    assert await uci.exchange(line) == [FOUND]
+    lines = await search_lines(uci, ROOK_TRADE, 3)
+    assert tbhits(lines[-2]) > 0
+
+
+def test_a_server_names_each_tablebase_directory_once() -> None:
+    within = SyzygyAccess.within(SYZYGY)
+    value = os.pathsep.join(["regular", "./regular", "regular/", "regular/../regular", "."] * 3)
+    assert within.locate(value) == ([REGULAR.resolve(), SYZYGY.resolve()], ["regular", "."])
+
+
 async def test_the_session_applies_the_options_to_every_position(tmp_path: Path) -> None:
     sink = ListSink()
     session = EngineSession(sink)
