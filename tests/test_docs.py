@@ -1,5 +1,5 @@
 """The guide stays true: docs/uci.md against the real engine's `uci` answer, and every
-relative link in README.md and docs/*.md against the files of the repository.
+relative link in README.md and docs/*.md against the files (and headings) it names.
 
 docs/uci.md's option table has one row per option, `| name | type | default | range | … |`,
 and its `Algorithm` section one bullet per value, ``- `value`: …``.  The test reads the
@@ -141,18 +141,36 @@ def relative_links(page: Path) -> list[str]:
     ]
 
 
+def anchors(page: Path) -> set[str]:
+    """The heading anchors GitHub makes: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    headings = re.findall(r"^#+ (.+?)\s*$", text, re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
 def test_relative_links_point_at_files_that_exist(page: Path) -> None:
-    broken = [
-        target
-        for target in relative_links(page)
-        if not (page.parent / target.split("#")[0]).exists()
-    ]
+    broken = []
+    for target in relative_links(page):
+        path, _, anchor = target.partition("#")
+        linked = page.parent / path
+        missing_heading = anchor and linked.suffix == ".md" and anchor not in anchors(linked)
+        if not linked.exists() or missing_heading:
+            broken.append(target)
     assert broken == []
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_links_within_a_page_point_at_its_headings(page: Path) -> None:
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    local = [m[1:] for m in LINK.findall(text) if m.startswith("#")]
+    assert [a for a in local if a not in anchors(page)] == []
 
 
 def test_the_link_check_sees_links() -> None:
     """The check above must be able to fail: it finds links and skips only URLs and anchors."""
     readme_links = relative_links(REPO / "README.md")
     assert "docs/uci.md" in readme_links
+    assert "options" in anchors(UCI_PAGE)
+    assert "compiling-mypyc-and-brudno_pure_python" in anchors(REPO / "docs" / "development.md")
     assert not [t for t in readme_links if t.startswith(("http:", "https:", "#"))]
