@@ -1,16 +1,15 @@
 """How long to think: a pure function from the ``go`` limits to a time budget, and the
 :class:`Deadline` that every searcher checks it with.
 
-:func:`allocate` reads no clock (so it is tested with tables of clocks) and returns
-``soft_ms`` (start no new iteration after it; the search may stretch it up to ``hard_ms``) and
-``hard_ms`` (abort the running iteration), both counted from the search start or
-``ponderhit``.  ``movetime m`` gives ``m`` minus the overhead; a clock is planned over a
-horizon of moves with Stockfish's reserve, at most a tenth of the clock without
-``movestogo``.  Always ``soft <= hard <= t - overhead``, except that neither drops below
-:data:`MIN_MS` (a zero or negative clock still gets a move); with both a clock and
-``movetime`` the smaller budget wins.  :class:`Deadline` compares the searcher's injectable
-monotonic clock with the budget, so the production search and the classic algorithms stop by
-the same rules.
+:func:`allocate` reads no clock (so it is tested with tables of clocks) and returns ``soft_ms``
+(start no new iteration after it; the search may stretch it up to ``hard_ms``) and ``hard_ms``
+(abort the running iteration), both counted from the search start or ``ponderhit``.  ``movetime
+m`` gives ``m`` minus the overhead; a clock is planned over a horizon of moves with Stockfish's
+reserve, at most a tenth of the clock without ``movestogo``.  Always ``soft <= hard``, and with
+a clock ``t`` also ``hard <= t - overhead``, except that neither drops below :data:`MIN_MS` (a
+zero or negative clock still gets a move); with both a clock and ``movetime`` the smaller
+budget wins.  :class:`Deadline` compares the searcher's injectable monotonic clock with the
+budget, so the production search and the classic algorithms stop by the same rules.
 
 The formulas and why the reserve: docs/search.md, *Time management*.
 """

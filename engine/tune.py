@@ -1,10 +1,10 @@
 """Texel tuning: fit the weights of a linear evaluation to labelled positions.
 
 A sample is a position's features (side to move's view, as ``Game.features()`` returns them)
-and a target in [0, 1], the side to move's expected score (a game result, or a strong
-engine's evaluation as a win probability).  The tuner fits the scale K on the current weights,
-then the weights, minimising the mean squared error of ``sigmoid(K · Σ wᵢ·fᵢ / 400)``, and
-returns integer weights in the same centipawn scale; the error reported "after" is that of
+and a target in [0, 1], the side to move's expected score (a game result, or a strong engine's
+evaluation as a win probability).  :func:`tune` fits the scale K on the current weights (unless
+given), then the weights, minimising the mean squared error of ``sigmoid(K · Σ wᵢ·fᵢ / 400)``,
+and returns integer weights in the same centipawn scale; the error reported "after" is that of
 the rounded weights.  Deterministic: the same data and options give the same weights.
 
 Pure functions: nothing here reads files or knows about chess.  Only this module imports
