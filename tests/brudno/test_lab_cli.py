@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from brudno.cli import main
-from brudno.commands.lab import CSV_COLUMNS, Progress, TreeSource
+from brudno.lab.reports import CSV_COLUMNS
+from brudno.lab.runs import Progress
+from brudno.lab.sources import TreeSource
 from engine.lab.classic import ALGORITHMS, CHANCE_ALGORITHMS, DETERMINISTIC_ALGORITHMS
 from engine.lab.trees import TreeSpec, knuth_moore_leaves
 from engine.search import ABLATIONS
