@@ -35,7 +35,7 @@ from engine.game import Game
 from games.variant import FoundTables, GameFileError, Tablebases, TableSettings, Variant
 from protocol.errors import OptionError
 from protocol.text import printable
-from protocol.uci.options import Options, server_directory
+from protocol.uci.options import OptionName, Options, server_directory
 
 __all__ = [
     "ANY_SYZYGY_PATH",
@@ -46,8 +46,13 @@ __all__ = [
     "split_path",
 ]
 
-PATH: Final = "SyzygyPath"
-SYZYGY_OPTIONS: Final = (PATH, "SyzygyProbeDepth", "Syzygy50MoveRule", "SyzygyProbeLimit")
+PATH: Final = OptionName.SYZYGY_PATH
+SYZYGY_OPTIONS: Final = (
+    PATH,
+    OptionName.SYZYGY_PROBE_DEPTH,
+    OptionName.SYZYGY_50_MOVE_RULE,
+    OptionName.SYZYGY_PROBE_LIMIT,
+)
 """The options :class:`SessionTablebases` reacts to."""
 
 
@@ -189,8 +194,8 @@ class SessionTablebases:
         if kind is None:
             return
         probing = TableSettings(
-            depth=options.get_int("SyzygyProbeDepth"),
-            limit=options.get_int("SyzygyProbeLimit"),
-            rule50=options.get_bool("Syzygy50MoveRule"),
+            depth=options.get_int(OptionName.SYZYGY_PROBE_DEPTH),
+            limit=options.get_int(OptionName.SYZYGY_PROBE_LIMIT),
+            rule50=options.get_bool(OptionName.SYZYGY_50_MOVE_RULE),
         )
         kind.use(game, self._found if kind == self._kind else None, probing)
