@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 __all__ = [
     "SCALE",
+    "FitConfig",
     "Sample",
     "TuneResult",
     "fit_k",
@@ -228,17 +229,26 @@ def _gradient(
     return grad, float(np.dot(diff, diff))
 
 
+@dataclass(frozen=True, slots=True)
+class FitConfig:
+    """How :func:`tune` fits: Adam's ``iterations`` and largest step ``learning_rate``, the
+    scale ``k`` (``None``: fitted first), the ``frozen`` weights, the ``regularization`` λ,
+    and how often (in iterations) progress is reported."""
+
+    iterations: int = 500
+    learning_rate: float = 2.0
+    k: float | None = None
+    frozen: Collection[str] = ()
+    regularization: float = 0.0
+    report_every: int = 50
+
+
 def tune(
     samples: Sequence[Sample],
     weights: Mapping[str, float],
+    config: FitConfig = FitConfig(),
     *,
-    iterations: int = 500,
-    learning_rate: float = 2.0,
-    k: float | None = None,
-    frozen: Collection[str] = (),
-    regularization: float = 0.0,
     progress: Progress | None = None,
-    report_every: int = 50,
 ) -> TuneResult:
     """Fit ``weights`` to ``samples``; return integer weights and the error before and after.
 
@@ -253,6 +263,8 @@ def tune(
     features the data never shows keep their value too; features the data shows but the table
     lacks start at 0 and are added.
     """
+    iterations, learning_rate, k = config.iterations, config.learning_rate, config.k
+    frozen, regularization = config.frozen, config.regularization
     _check_options(iterations, learning_rate, regularization)
     names, compiled, start_w = _compile_with(samples, weights)
     if k is None:
@@ -272,7 +284,7 @@ def tune(
     beta1, beta2, eps = 0.9, 0.999, 1e-12
     for t in range(1, iterations + 1):
         grad, total = _gradient(compiled, w, scale)
-        if progress is not None and (t == 1 or t % report_every == 0):
+        if progress is not None and (t == 1 or t % config.report_every == 0):
             progress(t - 1, total / n)
         rate = learning_rate * (1.0 - 0.99 * (t - 1) / max(iterations - 1, 1))
         g = grad * (2.0 * scale / n) + 2.0 * regularization * (w - start_w)

@@ -52,6 +52,7 @@ from games.grundy import Grundy, grundy_value
 
 __all__ = [
     "SOLVABLE_GAMES",
+    "CfourOptions",
     "ExitStatus",
     "SolveReport",
     "configure",
@@ -175,16 +176,25 @@ def parse_cfour(text: str) -> Connect4:
     return Connect4.from_text(stripped)
 
 
+@dataclass(frozen=True, slots=True)
+class CfourOptions:
+    """How ``brudno solve`` solves a Connect Four position: ``weak`` (win, draw or loss
+    only), ``analyze`` (every column's score too), ``pv_nodes`` (the budget for the line)."""
+
+    weak: bool = False
+    analyze: bool = False
+    pv_nodes: int | None = None
+
+
 def solve_cfour(
     position: Connect4,
     solver: Connect4Solver,
     *,
     label: str,
-    weak: bool = False,
-    analyze: bool = False,
-    pv_nodes: int | None = None,
+    options: CfourOptions = CfourOptions(),
 ) -> SolveReport:
     """Solve one position (SolveAbortedError when the solver's budget runs out)."""
+    weak, analyze, pv_nodes = options.weak, options.analyze, options.pv_nodes
     if position.is_terminal():
         raise GameError(f"the game is over, there is nothing to solve ({label})")
     started = time.perf_counter()
@@ -323,9 +333,7 @@ def _solve(args: argparse.Namespace, solver: Connect4Solver, text: str, label: s
             parse_cfour(text),
             solver,
             label=label,
-            weak=args.weak,
-            analyze=args.analyze,
-            pv_nodes=args.pv_nodes,
+            options=CfourOptions(weak=args.weak, analyze=args.analyze, pv_nodes=args.pv_nodes),
         )
     return solve_grundy(Grundy.from_fen(text), label=label)
 

@@ -100,6 +100,19 @@ class Answer:
         return tuple(line for line in self.lines if line.startswith("info string error:"))
 
 
+@dataclass(frozen=True, slots=True)
+class AskOptions:
+    """How :meth:`AskClient.ask` waits: re-send after ``retry_after`` seconds without word
+    from a taker (``None``: never), call ``on_line`` with each reply line and
+    ``on_accepted`` with each taker's id, and with ``require_worker`` refuse at once when no
+    worker is online."""
+
+    retry_after: float | None = DEFAULT_RETRY_AFTER_S
+    on_line: LineCallback | None = None
+    on_accepted: LineCallback | None = None
+    require_worker: bool = False
+
+
 @dataclass(eq=False, slots=True)
 class _Pending:
     game: str
@@ -273,21 +286,23 @@ class AskClient:
         job: str,
         *,
         timeout: float = DEFAULT_TIMEOUT_S,
-        retry_after: float | None = DEFAULT_RETRY_AFTER_S,
-        on_line: LineCallback | None = None,
-        on_accepted: LineCallback | None = None,
-        require_worker: bool = False,
+        options: AskOptions = AskOptions(),
     ) -> Answer:
         """Publish one job and wait for its terminal reply.
 
-        ``on_line`` sees each reply line as it arrives; ``on_accepted`` gets the id of each
+        ``options.on_line`` sees each reply line as it arrives; ``on_accepted`` gets the id of each
         worker that takes the job (more than one when it had to be re-sent).  Raises
         :class:`AskTimeoutError` when no terminal reply comes within ``timeout`` seconds
         (re-sending as the module explains).  With ``require_worker``, raises
         :class:`NoWorkerOnlineError` at once, publishing nothing, when no worker is online;
         without it the job is published anyway (a worker may yet come for it).
         """
-        if require_worker and not await self.online_workers():
+        retry_after, on_line, on_accepted = (
+            options.retry_after,
+            options.on_line,
+            options.on_accepted,
+        )
+        if options.require_worker and not await self.online_workers():
             raise NoWorkerOnlineError(self._no_worker_message())
         loop = asyncio.get_running_loop()
         pending = _Pending(

@@ -81,6 +81,7 @@ from protocol.transports.mqtt.wire import (
 )
 from protocol.transports.observer import ObservedSink, ServiceObserver
 from protocol.transports.thread_budget import ThreadBudget
+from protocol.uci.options import OptionName
 from protocol.uci.session import EngineSession, State
 from protocol.uci.workers import ProcessRunner, warm_up
 
@@ -253,7 +254,7 @@ class MqttWorker:
     @property
     def hash_in_use_mb(self) -> int:
         """The ``Hash`` of the jobs searching now (MiB)."""
-        return sum(s.options.get_int("Hash") for s in self._sessions.values())
+        return sum(s.options.get_int(OptionName.HASH) for s in self._sessions.values())
 
     @property
     def remembered_bytes(self) -> int:

@@ -60,6 +60,7 @@ from protocol.transports.tcp.wire import (
 )
 from protocol.transports.thread_budget import ThreadBudget
 from protocol.uci.formatting import error_line, info_string
+from protocol.uci.options import OptionName
 from protocol.uci.runner import SearchRunner
 from protocol.uci.session import EngineSession, State
 from protocol.uci.workers import ProcessRunner, warm_up
@@ -283,7 +284,7 @@ class Connection:
             book_files=self._server.book_files,
         )
         self._session = session
-        hash_mb = session.options.get_int("Hash")
+        hash_mb = session.options.get_int(OptionName.HASH)
         if not self._server.memory.admit(self.sid, hash_mb):
             memory = self._server.memory
             self._sink.send(
