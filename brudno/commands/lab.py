@@ -7,30 +7,12 @@ Usage (scripts depend on this interface)::
     brudno lab --game NAME [--fen F] --depth D [--algorithms ...] [--csv] [--plot FILE.png]
     brudno lab --tree B:D --parallel P[,P...] [--algorithms pvsplit,ybwc,lazysmp] [--csv]
 
-Each algorithm searches the same position (or synthetic tree, :mod:`engine.lab.trees`) to the same
-depth with the same move order (``--iterative``: by iterative deepening, counting every
-iteration, as an engine would run it); one row per algorithm gives the root value (the same in every
-row: that is the point), nodes, leaves, root passes, wall time and the effective branching
-factor ``leaves ** (1/depth)``.  Node and leaf counts follow :mod:`engine.lab.classic`'s
-definitions and are exact and deterministic; only the time varies between runs.
-
-``--csv`` prints a header (``algorithm,value,nodes,leaves,...``) and one row per algorithm and
-depth instead of the table; ``--markdown`` prints a Markdown table (as in docs/lab.md).
-``--sweep`` runs every depth from 1 to D; ``--plot`` implies it and draws nodes (or
-``--plot-metric leaves``) against depth per algorithm on a log scale, with the full and the
-minimal tree for reference on uniform trees.  Matplotlib is an optional extra
-(``pip install 'brudno[lab]'``), imported only for ``--plot``.
-
-``--parallel 1,2,4,...`` simulates P processors searching the tree with the parallel schemes
-of :mod:`engine.lab.parallel` (``--algorithms`` then names schemes; default all): one row per
-scheme and P with the parallel time in node steps, the nodes of all processors, speedup over
-serial alpha-beta, search overhead and idle fraction (``--csv`` header
-``scheme,processors,value,time,nodes,idle,serial_nodes,speedup,overhead,idle_fraction``);
-``--plot`` draws speedup against P.
-
-Progress goes to stderr while a run takes longer than a second (rewritten in place on a
-terminal, a line every ten seconds otherwise); ``--quiet`` silences it.  Ctrl-C prints the
-rows finished so far.
+Each algorithm searches the same position (or synthetic tree) to the same depth with the same
+move order; one row per algorithm gives the root value (the same in every row), nodes, leaves,
+root passes, wall time and the effective branching factor.  Counts are exact and
+deterministic; only the time varies.  ``--csv``, ``--markdown``, ``--sweep`` and ``--plot``
+choose the output; ``--parallel`` simulates P processors with the parallel schemes.  The
+library is :mod:`brudno.lab`; every option and column: docs/lab.md.
 """
 
 from __future__ import annotations
