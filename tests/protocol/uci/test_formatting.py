@@ -6,6 +6,7 @@ import pytest
 
 from engine.info import Bound, SearchInfo
 from engine.score import Cp, Mate, Reported
+from protocol.uci.engine import default_specs
 from protocol.uci.formatting import (
     bestmove_line,
     error_line,
@@ -22,7 +23,6 @@ from protocol.uci.options import (
     OptionSpec,
     Spin,
     String,
-    default_specs,
 )
 
 
