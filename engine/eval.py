@@ -8,7 +8,7 @@ the features; this module owns the weights and the arithmetic.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,11 +59,3 @@ class LinearEvaluator:
             values[group] = values.get(group, 0.0) + value
             contributions[group] = contributions.get(group, 0.0) + weights.get(name, 0.0) * value
         return [Term(g, values[g], contributions[g]) for g in values]
-
-
-def format_explanation(terms: Iterable[Term], total: int) -> list[str]:
-    """Plain-text table lines for the ``eval`` command (side to move's point of view)."""
-    lines = [f"{'term':<20} {'value':>10} {'score':>10}"]
-    lines += [f"{t.name:<20} {t.value:>10.2f} {t.contribution:>10.1f}" for t in terms]
-    lines.append(f"{'total':<20} {'':>10} {total:>10d}")
-    return lines

@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 from engine.control import SearchControl
 from engine.emergency import emergency_move
-from engine.eval import LinearEvaluator, format_explanation
+from engine.eval import LinearEvaluator
 from engine.game import Game, GameError, IllegalMoveError
 from engine.info import SearchInfo, SearchResult
 from engine.limits import Limits
@@ -55,6 +55,7 @@ from protocol.uci.bench import run_bench
 from protocol.uci.formatting import (
     bestmove_line,
     error_line,
+    explanation_lines,
     id_lines,
     info_line,
     info_string,
@@ -689,7 +690,7 @@ class EngineSession:
             self._send(f"Weights: {loaded.path if loaded is not None and in_use else 'shipped'}")
         features = game.features()
         total = game.evaluate()
-        for text in format_explanation(game.evaluator.explain(features), total):
+        for text in explanation_lines(game.evaluator.explain(features), total):
             self._send(text)
         self._send(f"Evaluation: {total} (side to move's point of view)")
 
