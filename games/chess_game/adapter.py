@@ -35,7 +35,6 @@ from mypy_extensions import i64
 
 from engine.eval import LinearEvaluator
 from engine.game import IllegalMoveError, InvalidPositionError, TablebaseProbing
-from games.chess_game import evaluation
 from games.chess_game.bitboard64 import (
     SQUARE,
     Bitboards,
@@ -47,7 +46,14 @@ from games.chess_game.bitboard64 import (
     unsigned,
 )
 from games.chess_game.checks import CheckSquares, check_squares, quick_gives_check
-from games.chess_game.evaluation import EvalTables, evaluate_fast, material_psq
+from games.chess_game.evaluation import (
+    EVAL_SLOT_MASK,
+    EVAL_STORED,
+    EvalTables,
+    evaluate_fast,
+    material_psq,
+)
+from games.chess_game.evaluation import features as board_features
 from games.chess_game.make import pop_move, push_null, push_plain
 from games.chess_game.move_codes import (
     PROMOTION_SHIFT,
@@ -614,27 +620,27 @@ class ChessGame:
         return self._evaluator
 
     def features(self) -> Mapping[str, float]:
-        return evaluation.features(self._synced())
+        return board_features(self._synced())
 
     def evaluate(self) -> int:
         tables = self._tables
         if not tables.exact:
-            return _clamped(self._evaluator.evaluate(evaluation.features(self._synced())))
+            return _clamped(self._evaluator.evaluate(board_features(self._synced())))
         node = self._node()
         key = node.key
-        slot = key & evaluation.EVAL_SLOT_MASK
+        slot = key & EVAL_SLOT_MASK
         stored = tables.eval_values[slot]
         if stored and tables.eval_keys[slot] == key:
-            return int(stored - evaluation.EVAL_STORED)
+            return int(stored - EVAL_STORED)
         value = _clamped(evaluate_fast(node, self._psq, tables))
         tables.eval_keys[slot] = key
-        tables.eval_values[slot] = value + evaluation.EVAL_STORED
+        tables.eval_values[slot] = value + EVAL_STORED
         return value
 
     def evaluate_uncached(self) -> int:
         """The fast evaluation without the cache (for measuring and testing it)."""
         if not self._tables.exact:
-            return self._evaluator.evaluate(evaluation.features(self._synced()))
+            return self._evaluator.evaluate(board_features(self._synced()))
         return evaluate_fast(self._node(), self._psq, self._tables)
 
     # -- notation --------------------------------------------------------------------------
