@@ -198,27 +198,21 @@ def _default() -> tuple[LinearEvaluator, EvalTables]:
     return evaluator, EvalTables(evaluator.weights)
 
 
-_last_tables: tuple[LinearEvaluator, dict[str, float], EvalTables] | None = None
-
-
 def _tables_for(evaluator: LinearEvaluator) -> EvalTables:
-    """Tables for a caller's evaluator, reused while the same evaluator comes back with the
-    same weights (a tuner or a match builds many games from one evaluator; sharing the tables
-    shares their caches too)."""
-    global _last_tables
+    """The evaluation tables of ``evaluator``'s weights, which the evaluator keeps."""
     shared, shared_tables = _default()
     if evaluator is shared:
         return shared_tables
-    last = _last_tables
-    if last is not None and last[0] is evaluator and last[1] == evaluator.weights:
-        return last[2]
-    tables = EvalTables(evaluator.weights)
+    return evaluator.derived(_make_tables)
+
+
+def _make_tables(weights: Mapping[str, float]) -> EvalTables:
+    tables = EvalTables(weights)
     if not tables.exact:
         logger.warning(
             "chess weights are not all integers: evaluating through the feature dictionary "
             "(slow); round the weights to restore the fast path"
         )
-    _last_tables = (evaluator, dict(evaluator.weights), tables)
     return tables
 
 
@@ -844,9 +838,6 @@ if TYPE_CHECKING:
     _tablebase_check: Tablebase[int] = ChessGame(chess.Board())
 
 
-_last_unpickled: LinearEvaluator | None = None
-
-
 def _unpickle(
     fen: str,
     moves: tuple[str, ...],
@@ -854,17 +845,8 @@ def _unpickle(
     evaluator: LinearEvaluator | None,
     tablebases: SyzygySettings | None = None,
 ) -> ChessGame:
-    """Rebuild a pickled game.  A caller's evaluator arrives as a fresh copy with every game
-    (a search worker gets one per ``go``); equal weights are folded into the copy seen last,
-    so that :func:`_tables_for` keeps serving the same tables and their caches across
-    searches instead of starting cold each move."""
-    global _last_unpickled
-    if evaluator is not None:
-        last = _last_unpickled
-        if last is not None and last.weights == evaluator.weights:
-            evaluator = last
-        else:
-            _last_unpickled = evaluator
+    """Rebuild a pickled game (a caller's evaluator unpickles as the one it unpickled last
+    when the weights are equal: its tables and their caches carry over between searches)."""
     board = chess.Board(fen, chess960=chess960)
     for text in moves:
         board.push(chess.Move.from_uci(text))
