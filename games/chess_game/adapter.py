@@ -53,7 +53,7 @@ from games.chess_game.evaluation import (
     evaluate_fast,
     material_psq,
 )
-from games.chess_game.evaluation import features as board_features
+from games.chess_game.features import features as board_features
 from games.chess_game.make import pop_move, push_null, push_plain
 from games.chess_game.move_codes import (
     PROMOTION_SHIFT,
@@ -70,6 +70,7 @@ from games.chess_game.movegen import (
     legal_moves_not_in_check,
     pinned_pieces,
 )
+from games.chess_game.notation import board_diagram, describe_status, parse_uci_move
 from games.chess_game.see import SEE_VALUES, see_ge
 from games.chess_game.tablebase import SyzygySettings, probe_wdl, root_moves
 from games.chess_game.zobrist import (
@@ -114,64 +115,6 @@ _KINGS_NEEDED: Final = (
     | chess.STATUS_TOO_MANY_KINGS
 )
 
-_STATUS_TEXT: Final = (
-    (chess.STATUS_EMPTY, "STATUS_EMPTY", "the board is empty"),
-    (chess.STATUS_NO_WHITE_KING, "STATUS_NO_WHITE_KING", "white has no king"),
-    (chess.STATUS_NO_BLACK_KING, "STATUS_NO_BLACK_KING", "black has no king"),
-    (chess.STATUS_TOO_MANY_KINGS, "STATUS_TOO_MANY_KINGS", "there are more than two kings"),
-    (
-        chess.STATUS_TOO_MANY_WHITE_PAWNS,
-        "STATUS_TOO_MANY_WHITE_PAWNS",
-        "white has more than 8 pawns",
-    ),
-    (
-        chess.STATUS_TOO_MANY_BLACK_PAWNS,
-        "STATUS_TOO_MANY_BLACK_PAWNS",
-        "black has more than 8 pawns",
-    ),
-    (
-        chess.STATUS_PAWNS_ON_BACKRANK,
-        "STATUS_PAWNS_ON_BACKRANK",
-        "pawns stand on the first or eighth rank",
-    ),
-    (
-        chess.STATUS_TOO_MANY_WHITE_PIECES,
-        "STATUS_TOO_MANY_WHITE_PIECES",
-        "white has more than 16 pieces",
-    ),
-    (
-        chess.STATUS_TOO_MANY_BLACK_PIECES,
-        "STATUS_TOO_MANY_BLACK_PIECES",
-        "black has more than 16 pieces",
-    ),
-    (
-        chess.STATUS_BAD_CASTLING_RIGHTS,
-        "STATUS_BAD_CASTLING_RIGHTS",
-        "a castling right names a king or rook that is not on its castling square",
-    ),
-    (
-        chess.STATUS_INVALID_EP_SQUARE,
-        "STATUS_INVALID_EP_SQUARE",
-        "the en passant square does not follow a double pawn step",
-    ),
-    (
-        chess.STATUS_OPPOSITE_CHECK,
-        "STATUS_OPPOSITE_CHECK",
-        "the side that just moved is in check",
-    ),
-    (
-        chess.STATUS_TOO_MANY_CHECKERS,
-        "STATUS_TOO_MANY_CHECKERS",
-        "more than two pieces give check",
-    ),
-    (
-        chess.STATUS_IMPOSSIBLE_CHECK,
-        "STATUS_IMPOSSIBLE_CHECK",
-        "no single move could have given this check",
-    ),
-)
-
-
 _EVAL_LIMIT: Final = 20_000
 """Static evaluations are clamped to this, far inside the search's mate scores: an ``EvalFile``
 table with absurd weights must not produce a "mate" out of material.  The one place where
@@ -181,15 +124,6 @@ near it."""
 
 def _clamped(value: int) -> int:
     return _EVAL_LIMIT if value > _EVAL_LIMIT else (-_EVAL_LIMIT if value < -_EVAL_LIMIT else value)
-
-
-def describe_status(status: chess.Status) -> str:
-    """Human-readable reasons for a ``board.status()`` bitmask, naming each flag."""
-    reasons = [f"{text} ({name})" for flag, name, text in _STATUS_TEXT if status & flag]
-    known = functools.reduce(lambda acc, entry: acc | entry[0], _STATUS_TEXT, 0)
-    if status & ~known:
-        reasons.append(f"python-chess status flags {int(status & ~known):#x}")
-    return "; ".join(reasons)
 
 
 @functools.cache
@@ -642,51 +576,7 @@ class ChessGame:
     def parse_move(self, text: str) -> SharedMove:
         """UCI long algebraic: ``e2e4``, ``e7e8q``; castling as ``e1g1`` or king-takes-rook
         ``e1h1`` (the only form in Chess960 positions where the two differ)."""
-        stripped = text.strip()
-        if stripped == "0000":
-            raise IllegalMoveError(f"the null move cannot be played ({text})")
-        try:
-            move = chess.Move.from_uci(stripped)
-        except ValueError:
-            raise IllegalMoveError(
-                f"not a UCI move, expected e.g. e2e4 or e7e8q ({text})"
-            ) from None
-        if move.drop:
-            raise IllegalMoveError(f"chess has no drops ({text})")
-        try:
-            parsed = self._synced().parse_uci(stripped)
-        except ValueError:
-            raise IllegalMoveError(f"{self._why_illegal(move)} ({text})") from None
-        return from_chess(parsed)
-
-    def _why_illegal(self, move: chess.Move) -> str:
-        b = self._synced()
-        origin = chess.SQUARE_NAMES[move.from_square]
-        piece = b.piece_at(move.from_square)
-        to_move = chess.COLOR_NAMES[b.turn]
-        if piece is None:
-            return f"illegal move: no piece on {origin}"
-        name = chess.piece_name(piece.piece_type)
-        if piece.color != b.turn:
-            return f"illegal move: the {name} on {origin} is not {to_move}'s"
-        last_rank = chess.square_rank(move.to_square) in (0, 7)
-        if (
-            piece.piece_type == _PAWN
-            and last_rank
-            and not move.promotion
-            and any(
-                m.from_square == move.from_square and m.to_square == move.to_square
-                for m in b.generate_legal_moves()
-            )
-        ):
-            return "illegal move: a pawn reaching the last rank must name its promotion piece"
-        if move.promotion and not (piece.piece_type == _PAWN and last_rank):
-            return "illegal move: only a pawn reaching the last rank promotes"
-        reason = f"illegal move: the {name} on {origin} cannot go to "
-        reason += chess.SQUARE_NAMES[move.to_square]
-        if b.is_check():
-            reason += f" ({to_move} is in check)"
-        return reason
+        return from_chess(parse_uci_move(self._synced(), text))
 
     def format_move(self, move: int) -> str:
         return self._synced().uci(to_chess(move), chess960=self.chess960)
@@ -761,23 +651,7 @@ class ChessGame:
     def display(self) -> str:
         """The board from white's side (rank 8 on top), then FEN, key and checkers, as
         Stockfish's ``d`` command prints them."""
-        b = self._synced()
-        separator = " +---+---+---+---+---+---+---+---+"
-        lines = [separator]
-        for rank in range(7, -1, -1):
-            cells = []
-            for file in range(8):
-                piece = b.piece_at(chess.square(file, rank))
-                cells.append(piece.symbol() if piece else " ")
-            lines.append(" | " + " | ".join(cells) + f" | {rank + 1}")
-            lines.append(separator)
-        lines.append("   a   b   c   d   e   f   g   h")
-        lines.append("")
-        lines.append(f"Fen: {self.fen()}")
-        lines.append(f"Key: {unsigned(self._node().key):016X}")
-        checkers = " ".join(chess.SQUARE_NAMES[sq] for sq in b.checkers())
-        lines.append(f"Checkers: {checkers}".rstrip())
-        return "\n".join(lines)
+        return board_diagram(self._synced(), self.fen(), unsigned(self._node().key))
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle as start position + moves (a few hundred bytes), not as the board with its
