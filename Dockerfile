@@ -1,12 +1,15 @@
 # Brudno as a network service: many UCI sessions over TCP (docs/deploy.md).
 #
 #   docker build -t brudno .
-#   docker run --init -d -p 4000:4000 -e BRUDNO_TOKEN="$(openssl rand -hex 24)" brudno
+#   docker run -d -p 4000:4000 -e BRUDNO_TOKEN="$(openssl rand -hex 24)" brudno
+#
+# Without a registry, make the base from Debian's packages (docker/make-base-image python) and
+# pass it: --build-arg PYTHON_IMAGE=brudno-base/python:3.11-bookworm.
 #
 # The server binds 0.0.0.0 inside the container, which it only does with a token: it reads
 # BRUDNO_TOKEN (or the file named by BRUDNO_TOKEN_FILE, e.g. a secret) and exits with an error
-# when neither is set.  The health check reads the same variables.  `docker run -i --rm brudno`
-# with the argument `uci` gives the plain stdio engine instead.
+# when neither is set.  `docker run -i --rm brudno uci` gives the plain stdio engine instead,
+# `brudno mqtt ...` a fleet worker; one health check (`brudno healthcheck`) fits all three.
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
@@ -38,13 +41,19 @@ LABEL org.opencontainers.image.title="brudno" \
 ENV PATH=/opt/brudno/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
-RUN useradd --system --user-group --uid 10001 --no-create-home --shell /usr/sbin/nologin brudno
+# tini is PID 1: it reaps orphaned processes and passes signals on to brudno.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends tini \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --user-group --uid 10001 --no-create-home --shell /usr/sbin/nologin brudno
 COPY --from=build /opt/brudno /opt/brudno
 USER 10001:10001
 WORKDIR /tmp
 EXPOSE 4000
-# A full server is alive: --accept-busy keeps an orchestrator from restarting it for that.
+# Checks whatever brudno runs here: a server answers `isready` (a full one counts as
+# healthy), a worker is online, the stdio engine is alive (brudno/commands/healthcheck.py).
 HEALTHCHECK --interval=30s --timeout=10s --start-period=20s --retries=3 \
-    CMD ["brudno", "ping", "--quiet", "--accept-busy", "--timeout", "5", "127.0.0.1:4000"]
-ENTRYPOINT ["brudno"]
+    CMD ["brudno", "healthcheck"]
+ENTRYPOINT ["tini", "--", "brudno"]
 CMD ["serve", "--host", "0.0.0.0", "--port", "4000"]

@@ -115,6 +115,15 @@ SUBCOMMANDS: list[Subcommand] = [
         "brudno.commands.ping:run",
     ),
     Subcommand(
+        "healthcheck",
+        "the container's health check: is the brudno running here doing its job?",
+        "Find the container's brudno process and check it by what it runs: a server answers "
+        "isready, a worker is online (its --status-file or /readyz), anything else is alive. "
+        "Exit 0 when healthy, 1 when not.",
+        "brudno.commands.healthcheck:configure",
+        "brudno.commands.healthcheck:run",
+    ),
+    Subcommand(
         "mqtt",
         "a worker of an MQTT bot fleet: take jobs from a broker, publish the answers",
         "Connect to an MQTT 5 broker, take UCI jobs from PREFIX/jobs/<game> through a shared "

@@ -4,8 +4,10 @@ Why integers: the search compares and negates scores billions of times; ints are
 hashable and cheap, and a mate score can carry its distance in the low bits.
 
 A mate found ``n`` plies from the *root* is stored as ``MATE - n`` (winning) or ``-(MATE - n)``
-(losing).  The transposition table is shared by nodes at different plies, so entries hold the
-distance from the *node* instead: :func:`to_tt` on store, :func:`from_tt` on probe.
+(losing), a tablebase win ``TB_WIN - n``.  The transposition table is shared by nodes at
+different plies, so entries hold the distance from the *node* instead: :func:`to_tt` on store,
+:func:`from_tt` on probe, for mates and tablebase results alike (Stockfish's ``value_to_tt``
+and ``value_from_tt``).
 """
 
 from __future__ import annotations
@@ -52,19 +54,19 @@ def is_mate(score: int) -> bool:
 
 
 def to_tt(score: int, ply: int) -> int:
-    """Make a root-relative mate score node-relative before storing it."""
-    if score >= MATE_BOUND:
+    """Make a root-relative mate or tablebase score node-relative before storing it."""
+    if score >= TB_BOUND:
         return score + ply
-    if score <= -MATE_BOUND:
+    if score <= -TB_BOUND:
         return score - ply
     return score
 
 
 def from_tt(score: int, ply: int) -> int:
     """Inverse of :func:`to_tt`, applied when a node at ``ply`` reads an entry."""
-    if score >= MATE_BOUND:
+    if score >= TB_BOUND:
         return score - ply
-    if score <= -MATE_BOUND:
+    if score <= -TB_BOUND:
         return score + ply
     return score
 

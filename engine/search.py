@@ -1,53 +1,13 @@
-"""The production search: negamax alpha-beta node functions over any :class:`Game`.
+"""The production search: fail-soft principal variation search over any :class:`Game`.
 
-Shape (DESIGN.md, engine/): iterative deepening with aspiration windows around the previous
-score (the shared :class:`~engine.driver.Driver`); principal variation search (a full window
-for the first move, null windows for the rest, re-searched when they fail high); a bounded
-transposition table with distance-adjusted mate scores; quiescence over the game's noisy moves
-with stand-pat (all evasions when in check); mate-distance pruning; check extension; internal
-iterative reduction; null-move pruning; ProbCut (a winning capture whose shallow search beats
-beta by a margin cuts the node); late-move reductions; reverse futility, futility and
-late-move (move-count) pruning near the horizon, sparing moves that give check, and judged
-by the transposition table's score where its bound says the static evaluation errs; killers and
-history feeding the staged move ordering of :mod:`engine.ordering`.  Games with captures may
-offer a static exchange test (:class:`~engine.game.StaticExchange`): then quiescence skips
-captures that lose material or cannot lift stand-pat to alpha (delta pruning), losing captures
-are ordered after the quiet moves, and near the horizon those losing too much are not searched.
-A game's :class:`~engine.game.CheckTest` lets the pruning spare checks without playing each
-move.  A game with endgame tables in use (:class:`~engine.game.Tablebase`) restricts the root
-to the moves that keep the tables' result, and decides nodes just reached by a capture or pawn
-move within its probe limit by a WDL probe: a win scores ``TB_WIN - ply``, below every mate.
-A ``go mate N`` search is a proof search: null move, reductions and all the pruning above
-are off for it (they hide quiet mating moves behind sacrifices), so the shortest mate is found
-at depth ``2N - 1``; it probes no tables inside the tree (a tablebase win proves no mate).
-
-Why closures: the node functions are created per ``search()`` as closures over locals, so the
-hot path reads cells and locals instead of instance attributes, and the game's bound methods
-are looked up once per search instead of once per node.
-
-What is here and what is not: this module holds what makes the production search fast and
-strong, the node functions (``qsearch``, ``negamax``, the root's PVS) with the table and the
-move-ordering memory they share.  Everything around them (root moves and ``searchmoves``,
-MultiPV, aspiration windows, soft and hard time, the reports and the result) is the
-:class:`~engine.driver.Driver`, the same one every classic algorithm runs under, so a match
-between algorithms compares their trees and nothing else.
-
-Stopping: every node counts itself and every 64 to 1,024 nodes (adapted to about 5 ms) polls
-the stop event, the node limit (hit exactly) and the hard limit of the search's
-:class:`~engine.timeman.Deadline`; the driver checks the soft limit between iterations.  A
-stop raises :class:`~engine.driver.SearchStopped` at a node's entry, where the game holds
-exactly ``ply`` pushed moves; the driver pops them, so the game is restored without a ``try``
-per node.
-
-Exhaustion: a counter of "horizon events" (static evaluations, heuristic prunings, cut-offs on
-entries that were not themselves exhaustive) tells whether a subtree was searched to the end
-of the game everywhere.  Such results are stored with the draft
-:data:`~engine.tt.EXHAUSTIVE` (valid at any depth), and an iteration without events has
-solved the position: deeper iterations could not change it, so the search returns (a solved
-tic-tac-toe position does not spin until ``stop``).
-
-Determinism: nothing in the tree walk depends on the clock, so a fresh :class:`Searcher`
-searching the same position to the same depth visits the same nodes (the ``bench`` signature).
+:class:`Searcher` keeps what outlives a search (the transposition table, history, counter
+moves) and runs one :class:`Worker` per ``search()`` under the shared
+:class:`~engine.driver.Driver` (iterative deepening, aspiration, MultiPV, time, the result).
+The worker's ``negamax`` and ``qsearch`` follow Stockfish's ``search.cpp`` step by step, with
+one :class:`Stack` record per ply.  A stop raises :class:`~engine.driver.SearchStopped` at a
+node's entry; the driver pops the moves.  Deterministic: the same position and depth visit the
+same nodes (the ``bench`` signature).  The techniques, the order of the steps and why:
+docs/search.md.
 """
 
 from __future__ import annotations
@@ -73,7 +33,19 @@ from engine.ordering import (
     ordered_moves,
     staged_moves,
 )
-from engine.score import DRAW, INF, MATE, MATE_BOUND, MAX_PLY, TB_BOUND, TB_WIN
+from engine.score import (
+    DRAW,
+    INF,
+    MATE_BOUND,
+    MAX_PLY,
+    TB_BOUND,
+    TB_WIN,
+    from_tt,
+    mate_in,
+    mated_in,
+    outcome_score,
+    to_tt,
+)
 from engine.tt import (
     EXACT,
     EXHAUSTIVE,
@@ -138,6 +110,10 @@ _LMR: Final = tuple(
 """Late-move reduction by (depth, moves already searched), conservative."""
 
 _NO_PV: Final[tuple[Any, ...]] = ()
+
+_NONE: Final = INF + 1
+"""No value (Stockfish's ``VALUE_NONE``): a pruning step that does not cut, a node without
+legal moves."""
 
 
 def _table_knows_better(tt_score: int, tt_bound: int, ev: int) -> bool:
@@ -358,10 +334,9 @@ class Searcher:
         move-ordering memory are the same either way, so an ablation differs from the
         production search by its one switch and nothing else.
 
-        The node functions are built here as closures; :class:`~engine.driver.Driver` does
-        the iterative deepening around them, as it does for every searcher.
+        A :class:`Worker` walks the tree; :class:`~engine.driver.Driver` does the iterative
+        deepening around it, as it does for every searcher.
         """
-        # Step 1. Set up the per-search state; the driver starts the clock.
         cfg = self.config if config is None else config
         driver = Driver(
             game,
@@ -375,666 +350,21 @@ class Searcher:
             skip_depth=skip_depth,
             falling_eval=cfg.falling_eval_time,
         )
-        clock = self._clock
-        start = driver.start
-        control = driver.control
         self.adopt_variant(game)
-        tt = self.tt
         if age_table:
-            tt.new_search()
+            self.tt.new_search()
         self._age_history()
-        hist_tables = self._history
-        root_side = game.side & 1
-        killers: list[list[Any]] = [[None, None] for _ in range(MAX_PLY + 2)]
-        counter_tables = self._counter_moves
-        # The move played at each ply of the current line (``None`` for a null move), and
-        # the static evaluation there (``None`` in check): for counter moves and "improving".
-        line_moves: list[Any] = [None] * (MAX_PLY + 2)
-        static_evals: list[int | None] = [None] * (MAX_PLY + 2)
-        pv_lines: list[tuple[Any, ...]] = [_NO_PV] * (MAX_PLY + 2)
-
-        # Step 2. Root moves: legal ones in staged order (the driver applies ``searchmoves``).
-        root_key = game.key()
-        root_entry = tt.probe(root_key)
-        legal_root = game.noisy_moves() + game.quiet_moves()
-        root_tt_move = None
-        if root_entry is not None and root_entry.move in legal_root:
-            root_tt_move = root_entry.move
-        root_moves = (
-            ordered_moves(game, root_tt_move, history=hist_tables[root_side]) if legal_root else []
-        )
-
-        # Step 3. Limits, as the driver derived them from ``go``: nodes, mate, the deadline.
-        node_limit = driver.node_limit
-        deadline = driver.deadline
-        timed = deadline.timed
-        hard_reached = deadline.hard_reached
-
-        # Step 4. Counters shared with the node functions.
-        nodes = 0
-        events = 0
-        events_before = 0
-        seldepth = 0
-        cutoffs = 0
-        first_cutoffs = 0
-        tbhits = 0
-        ext_limit = 2
-        poll_every = _POLL_MIN
-        next_poll = poll_every if node_limit is None else min(poll_every, node_limit)
-        last_poll = start
-
-        def poll(ply: int) -> None:
-            """Every few hundred nodes: adapt the interval, then stop, node limit, deadline."""
-            nonlocal next_poll, poll_every, last_poll
-            now = clock()
-            gap = now - last_poll
-            last_poll = now
-            if gap > 2 * _POLL_GAP_S and poll_every > _POLL_MIN:
-                poll_every >>= 1
-            elif gap < _POLL_GAP_S / 2 and poll_every < _POLL_MAX:
-                poll_every <<= 1
-            next_poll = nodes + poll_every
-            if on_nodes is not None:
-                on_nodes(nodes)
-            if node_limit is not None:
-                if nodes >= node_limit:
-                    raise SearchStopped(ply)
-                next_poll = min(next_poll, node_limit)
-            if control.stopped:
-                raise SearchStopped(ply)
-            if timed and hard_reached(now):
-                raise SearchStopped(ply)
-
-        # Step 5. Bound methods, switches and capabilities as closure cells: no attribute
-        # lookups (and no capability tests) per node.
-        push = game.push
-        pop = game.pop
-        push_null = game.push_null
-        can_null = game.can_null_move
-        in_check_fn = game.in_check
-        is_terminal = game.is_terminal
-        terminal_value = game.terminal_value
-        key_fn = game.key
-        evaluate = game.evaluate
-        legal_moves = game.legal_moves
-        noisy_moves = game.noisy_moves
-        is_noisy = game.is_noisy
-        store = tt.store
-        use_qs = cfg.quiescence
-        use_tt_cut = cfg.tt_cutoffs
-        # ``go mate N`` asks for a proof of the shortest mate: the heuristics that hide quiet
-        # mating moves behind a sacrifice (null move, reductions, futility) are left out.
-        proof = driver.mate_limit is not None
-        use_null = cfg.null_move and not proof
-        use_lmr = cfg.lmr and not proof
-        use_fut = cfg.futility and not proof
-        use_razor = cfg.razoring
-        use_history_lmr = cfg.history_lmr
-        use_qs_tt_eval = cfg.qsearch_tt_eval
-        # The optional capabilities, asked once per search (engine.game).
-        exchange = game if isinstance(game, StaticExchange) else None
-        interned = isinstance(game, InternedMoves) and game.moves_interned
-        use_see = exchange is not None and cfg.exchange_pruning and not proof
-        # ProbCut tries captures by their exchange and confirms them by quiescence.
-        use_probcut = cfg.probcut and use_null and use_qs and use_see
-        see_ge: Callable[[Any, int], bool] = _keeps_material
-        max_gain: Callable[[], int] = _no_gain
-        if exchange is not None and use_see:
-            see_ge = exchange.see_ge
-            max_gain = exchange.max_gain
-        lmp_counts = _LMP_COUNTS if use_fut else ()
-        gives_check: Callable[[Any], bool] = (
-            game.gives_check if isinstance(game, CheckTest) else _check_by_playing(game)
-        )
-        exchange_order = see_ge if use_see else None
-        lmr_table = _LMR
-        use_counter = cfg.counter_moves
-        use_improving = cfg.improving and use_fut
-        use_tt_eval = cfg.tt_eval
-        fut_margins = _FUT_MARGINS
-        # Endgame tablebases: without tables in use, ``tb_limit`` stays 0 and nothing changes.
-        tablebase = game if isinstance(game, Tablebase) else None
-        probing = None if tablebase is None else tablebase.tb_probing()
-        tb_limit = 0
-        tb_depth = 0
-        tb_draw = 1
-        tb_wdl: Callable[[], int | None] = _no_tables
-        tb_pieces: Callable[[], int] = _no_pieces
-        if tablebase is not None and probing is not None and probing.limit > 0:
-            tb_pieces = tablebase.tb_pieces
-            # Step 5a. A root the tables cover plays a move that keeps their result; the
-            # search chooses among those without probing further (as Stockfish does), so it
-            # still finds the mates.  Not for MultiPV or ``searchmoves``, which ask about
-            # other moves too, nor in the last moments on the clock.
-            covered = False
-            budget = deadline.budget
-            if (
-                root_moves
-                and multipv == 1
-                and limits.searchmoves is None
-                and (budget is None or budget.hard_ms >= _TB_ROOT_MIN_MS)
-                and tb_pieces() <= probing.limit
-            ):
-                keep = tablebase.tb_root_moves(probing.rule50)
-                if keep:
-                    tbhits += len(root_moves)
-                    root_moves = [m for m in root_moves if m in keep]
-                    covered = True
-            if not proof and not covered:  # a tablebase win is no proof of a mate
-                tb_limit = probing.limit
-                tb_depth = probing.depth
-                tb_draw = 1 if probing.rule50 else 0  # wdl ±1: drawn under the rule
-                tb_wdl = tablebase.tb_wdl
-
-        # Step 6. The node functions: quiescence, and the PVS node (its own Steps N1-N9).
-        def qsearch(alpha: int, beta: int, ply: int, in_check: bool) -> int:
-            """Resolve noisy moves so the static evaluation is taken in a quiet position."""
-            nonlocal nodes, events, seldepth
-            nodes += 1
-            if nodes >= next_poll:
-                poll(ply)
-            # This ply's line is reset on entry, before any return and whatever the window: a
-            # PV parent appends it to its move (also after a null-window child, once its alpha
-            # has risen to beta - 1), and a line left there by an earlier branch is not
-            # playable after that move.
-            pv_lines[ply] = _NO_PV
-            pv_node = beta - alpha > 1
-            if is_terminal():
-                v = terminal_value()
-                return MATE - ply if v > 0 else (ply - MATE if v < 0 else DRAW)
-            if ply > seldepth:  # noqa: PLR1730 - hot path: cheaper than a max() call
-                seldepth = ply
-            if ply >= _PLY_CAP:
-                events += 1
-                return evaluate()
-            events_at_entry = events
-            key = key_fn()
-            entry = tt.lookup(key)
-            ev = None
-            if entry:
-                tt_score = entry_score(entry)
-                if tt_score >= MATE_BOUND:
-                    tt_score -= ply
-                elif tt_score <= -MATE_BOUND:
-                    tt_score += ply
-                tt_bound = entry_bound(entry)
-                if (
-                    use_tt_cut
-                    and not pv_node
-                    and (
-                        tt_bound == EXACT
-                        or (tt_bound == LOWER and tt_score >= beta)
-                        or (tt_bound == UPPER and tt_score <= alpha)
-                    )
-                ):
-                    if entry_depth(entry) != EXHAUSTIVE:
-                        events += 1
-                    return tt_score
-                ev = entry_eval(entry)
-            alpha0 = alpha
-            if in_check:
-                # No stand-pat in check: every evasion is searched, none may mean mate.
-                moves = legal_moves()
-                if not moves:
-                    v = terminal_value()
-                    return MATE - ply if v > 0 else (ply - MATE if v < 0 else DRAW)
-                best = ply - MATE
-            else:
-                events += 1
-                if ev is None:
-                    ev = evaluate()
-                best = ev
-                if use_qs_tt_eval and entry and _table_knows_better(tt_score, tt_bound, ev):
-                    # A searched score knows the tactics the static one does not.
-                    best = tt_score
-                if best >= beta:
-                    return best
-                if best > alpha:
-                    alpha = best
-                elif use_see and best + max_gain() + _DELTA_MARGIN <= alpha:
-                    return best  # not even the best capture here could reach alpha
-                moves = noisy_moves()
-            best_move = None
-            # Captures that lose material, or win too little to reach alpha, are skipped.
-            stand_pat = best if use_see and not in_check else None
-            for move in moves:
-                if stand_pat is not None:
-                    need = alpha - stand_pat - _DELTA_MARGIN + 1
-                    if not see_ge(move, need if need > 0 else 0):
-                        events += 1
-                        continue
-                push(move)
-                s = -qsearch(-beta, -alpha, ply + 1, in_check_fn())
-                pop()
-                if s > best:
-                    best = s
-                    if s > alpha:
-                        best_move = move
-                        if pv_node:
-                            pv_lines[ply] = (move, *pv_lines[ply + 1])
-                        if s >= beta:
-                            break
-                        alpha = s
-            if best >= MATE_BOUND:
-                stored = best + ply
-            elif best <= -MATE_BOUND:
-                stored = best - ply
-            else:
-                stored = best
-            store(
-                key,
-                best_move,
-                stored,
-                EXHAUSTIVE if events == events_at_entry else 0,
-                LOWER if best >= beta else (EXACT if best > alpha0 else UPPER),
-                ev,
-            )
-            return best
-
-        def negamax(  # noqa: PLR0917 - the hot recursive call stays positional
-            depth: int,
-            alpha: int,
-            beta: int,
-            ply: int,
-            pv_node: bool,
-            null_ok: bool,
-            in_check: bool,
-        ) -> int:
-            """Fail-soft PVS node; ``in_check`` is computed by the parent after its push."""
-            nonlocal nodes, events, seldepth, cutoffs, first_cutoffs, tbhits
-            # Step N1. Count the node, poll, reset this ply's PV (and the tablebase bounds a
-            # PV node's result is kept within).
-            nodes += 1
-            if nodes >= next_poll:
-                poll(ply)
-            if pv_node:
-                pv_lines[ply] = _NO_PV
-                tb_lo = -INF
-                tb_hi = INF
-            # Step N2. Game over by rule or line (never checked at the root).
-            if is_terminal():
-                v = terminal_value()
-                return MATE - ply if v > 0 else (ply - MATE if v < 0 else DRAW)
-            # Step N3. Mate-distance pruning: no line from here beats a mate already in hand.
-            lo = ply - MATE
-            if alpha < lo:
-                alpha = lo
-                if lo >= beta:
-                    return lo
-            hi = MATE - ply - 1
-            if beta > hi:
-                beta = hi
-                if alpha >= hi:
-                    return alpha
-            # Step N4. Check extension, horizon.
-            if in_check and ply < ext_limit:
-                depth += 1
-            if depth <= 0:
-                if use_qs:
-                    return qsearch(alpha, beta, ply, in_check)
-                events += 1
-                return evaluate()
-            if ply >= _PLY_CAP:
-                events += 1
-                return evaluate()
-            if ply > seldepth:  # noqa: PLR1730 - hot path: cheaper than a max() call
-                seldepth = ply
-            events_at_entry = events
-            # Step N5. Transposition table.
-            key = key_fn()
-            entry = tt.lookup(key)
-            if entry:
-                tt_move = tt.entry_move(entry)
-                tt_score = entry_score(entry)
-                tt_depth = entry_depth(entry)
-                tt_bound = entry_bound(entry)
-                ev = entry_eval(entry)
-                if tt_score >= MATE_BOUND:
-                    tt_score -= ply
-                elif tt_score <= -MATE_BOUND:
-                    tt_score += ply
-                if (
-                    use_tt_cut
-                    and not pv_node
-                    and tt_depth >= depth
-                    and (
-                        tt_bound == EXACT
-                        or (tt_bound == LOWER and tt_score >= beta)
-                        or (tt_bound == UPPER and tt_score <= alpha)
-                    )
-                ):
-                    if tt_depth != EXHAUSTIVE:
-                        events += 1
-                    return tt_score
-            else:
-                tt_move = None
-                ev = None
-            # Step N5a. Tablebases: a position just reached by a capture or pawn move, within
-            # the probe limit, takes the tables' result when its bound settles the node; a PV
-            # node searches on, its result kept within the bound (so mates are still found).
-            # A lost position in check is searched too: it may be mate, which WDL does not say.
-            if tb_limit and (depth >= tb_depth or tb_pieces() < tb_limit):
-                wdl = tb_wdl()
-                if wdl is not None and not (in_check and wdl < 0):
-                    tbhits += 1
-                    events += 1
-                    if wdl > tb_draw:
-                        tb_value, tb_bound = TB_WIN - ply, LOWER
-                    elif wdl < -tb_draw:
-                        tb_value, tb_bound = ply - TB_WIN, UPPER
-                    else:
-                        tb_value, tb_bound = DRAW, EXACT
-                    if (
-                        tb_bound == EXACT
-                        or (tb_bound == LOWER and tb_value >= beta)
-                        or (tb_bound == UPPER and tb_value <= alpha)
-                    ):
-                        store(key, None, tb_value, depth + _TB_DRAFT, tb_bound, ev)
-                        return tb_value
-                    if pv_node:
-                        if tb_bound == LOWER:
-                            tb_lo = tb_value
-                        else:
-                            tb_hi = tb_value
-            # Step N5b. Internal iterative reduction: no TT move, probably a new area.
-            if tt_move is None and depth >= _IIR_DEPTH:
-                depth -= 1
-            # Step N6. Static pruning at non-PV nodes out of check (the static evaluation is
-            # also kept where "improving" is measured: it compares this ply with two before).
-            futile = False
-            improving = False
-            if use_improving:
-                if in_check:
-                    static_evals[ply] = None
-                else:
-                    if ev is None:
-                        ev = evaluate()
-                    static_evals[ply] = ev
-                    before = static_evals[ply - 2] if ply >= 2 else None
-                    improving = before is None or ev > before
-            if not pv_node and not in_check:
-                if ev is None:
-                    ev = evaluate()
-                # The evaluation the pruning trusts: the stored search result where its bound
-                # lies beyond the static evaluation (``ev`` itself is what the table keeps).
-                judged = ev
-                if use_tt_eval and entry and _table_knows_better(tt_score, tt_bound, ev):
-                    judged = tt_score
-                if use_fut and -MATE_BOUND < beta < MATE_BOUND:
-                    if (
-                        depth <= _RFP_DEPTH
-                        and judged - _RFP_MARGIN * depth + (_RFP_MARGIN // 2 if improving else 0)
-                        >= beta
-                    ):
-                        events += 1
-                        return judged
-                    if depth < len(fut_margins) and judged + fut_margins[depth] <= alpha:
-                        futile = True
-                        # Razoring: so far below alpha that only a capture could help; if
-                        # quiescence confirms it, the node's quiet moves are not generated.
-                        if use_razor and use_qs and judged + _RAZOR_MARGINS[depth] <= alpha:
-                            v = qsearch(alpha, alpha + 1, ply, False)
-                            if v <= alpha:
-                                events += 1
-                                return v
-                if (
-                    use_null
-                    and null_ok
-                    and depth >= _NULL_MIN_DEPTH
-                    and judged >= beta
-                    and beta < MATE_BOUND
-                    and can_null()
-                ):
-                    push_null()
-                    line_moves[ply] = None
-                    gain = (judged - beta) // _NULL_EVAL_DIV
-                    s = -negamax(
-                        depth - _NULL_BASE_R - depth // 3 - (gain if gain < 2 else 2),
-                        -beta,
-                        1 - beta,
-                        ply + 1,
-                        False,
-                        False,
-                        in_check_fn(),
-                    )
-                    pop()
-                    if s >= beta:
-                        events += 1
-                        return beta if s >= MATE_BOUND else s
-                # ProbCut: a capture that wins enough at a shallow depth (first by quiescence,
-                # then by a search four plies shallower) cuts the node, unless the table
-                # already knows from a search nearly as deep that nothing reaches that far.
-                if (
-                    use_probcut
-                    and depth >= _PROBCUT_DEPTH
-                    and -MATE_BOUND < beta < MATE_BOUND - _PROBCUT_MARGIN
-                    and not (entry and tt_depth >= depth - 3 and tt_score < beta + _PROBCUT_MARGIN)
-                ):
-                    probcut_beta = beta + _PROBCUT_MARGIN
-                    for move in noisy_moves():
-                        if not see_ge(move, probcut_beta - judged):
-                            continue
-                        push(move)
-                        line_moves[ply] = move
-                        check = in_check_fn()
-                        s = -qsearch(-probcut_beta, 1 - probcut_beta, ply + 1, check)
-                        if s >= probcut_beta:
-                            s = -negamax(
-                                depth - 4,
-                                -probcut_beta,
-                                1 - probcut_beta,
-                                ply + 1,
-                                False,
-                                True,
-                                check,
-                            )
-                        pop()
-                        if s >= probcut_beta:
-                            events += 1
-                            if s < MATE_BOUND:
-                                store(key, move, s, depth - 3, LOWER, ev)
-                            return s
-            # Step N7. The moves, in staged order.
-            alpha0 = alpha
-            best = -INF
-            best_move = None
-            searched = 0
-            legal = 0
-            tried: list[Any] | None = None
-            kl = killers[ply]
-            hist = hist_tables[root_side ^ (ply & 1)]
-            counters_here = counter_tables[root_side ^ (ply & 1)]
-            previous = line_moves[ply - 1] if use_counter and ply else None
-            new_depth = depth - 1
-            shallow = not pv_node and not in_check and depth < len(lmp_counts)
-            move_count = lmp_counts[depth] + (depth if improving else 0) if shallow else 0
-            for move, stage in staged_moves(
-                game,
-                tt_move,
-                kl[0],
-                kl[1],
-                hist,
-                exchange=exchange_order,
-                counter=None if previous is None else counters_here.get(previous),
-                interned=interned,
-            ):
-                legal += 1
-                prunable = False
-                if shallow and searched and best > -MATE_BOUND:
-                    # Step N7a. Futility and late-move pruning of quiet moves, and losing
-                    # captures near the horizon; a move that gives check is searched anyway
-                    # (a quiet mate must not hide behind the move count).
-                    if stage == STAGE_QUIET:
-                        prunable = futile or legal > move_count
-                    elif stage == STAGE_LOSING:
-                        prunable = not see_ge(move, -_SEE_CAPTURE_MARGIN * depth)
-                if prunable and not gives_check(move):
-                    events += 1
-                    continue
-                push(move)
-                line_moves[ply] = move
-                check = in_check_fn()
-                if not searched:
-                    s = -negamax(new_depth, -beta, -alpha, ply + 1, pv_node, True, check)
-                else:
-                    r = 0
-                    if (
-                        use_lmr
-                        and stage == STAGE_QUIET
-                        and depth >= _LMR_MIN_DEPTH
-                        and searched >= _LMR_MIN_MOVES
-                        and not in_check
-                        and not check
-                    ):
-                        r = lmr_table[min(depth, 63)][min(searched, 63)]
-                        if pv_node and r:
-                            r -= 1
-                        if use_improving and not improving:
-                            r += 1
-                        if use_history_lmr and r:
-                            h = hist.get(move, 0)
-                            if h > 0:
-                                r -= 1
-                            elif h < 0:
-                                r += 1
-                        if r >= new_depth:
-                            r = new_depth - 1
-                    s = -negamax(new_depth - r, -alpha - 1, -alpha, ply + 1, False, True, check)
-                    if r > 0 and s > alpha:
-                        s = -negamax(new_depth, -alpha - 1, -alpha, ply + 1, False, True, check)
-                    if pv_node and s > alpha:
-                        # Fail highs too: the PV (and mates cut by mate-distance pruning)
-                        # must come from a child searched as a PV node.
-                        s = -negamax(new_depth, -beta, -alpha, ply + 1, True, True, check)
-                pop()
-                searched += 1
-                if s > best:
-                    best = s
-                    if s > alpha:
-                        best_move = move
-                        if pv_node:
-                            # Also on a fail high: mate-distance pruning lowers beta to the
-                            # best mate possible, and that mate's line is the PV.
-                            pv_lines[ply] = (move, *pv_lines[ply + 1])
-                        if s >= beta:
-                            cutoffs += 1
-                            if searched == 1:
-                                first_cutoffs += 1
-                            # Step N8. Cut-off: remember quiet moves that refute.
-                            if STAGE_KILLER <= stage <= STAGE_QUIET or (
-                                stage == STAGE_TT and not is_noisy(move)
-                            ):
-                                killer = kl[0]
-                                if killer is not move and (interned or killer != move):
-                                    kl[1] = kl[0]
-                                    kl[0] = move
-                                if previous is not None:
-                                    counters_here[previous] = move
-                                bonus = depth * depth if depth < 64 else 4096
-                                h = hist.get(move, 0)
-                                hist[move] = h + bonus - h * bonus // _HIST_MAX
-                                if tried is not None:
-                                    for q in tried:
-                                        h = hist.get(q, 0)
-                                        hist[q] = h - bonus - h * bonus // _HIST_MAX
-                            break
-                        alpha = s
-                if STAGE_KILLER <= stage <= STAGE_QUIET:
-                    if tried is None:
-                        tried = [move]
-                    else:
-                        tried.append(move)
-            if not legal:
-                v = terminal_value()
-                return MATE - ply if v > 0 else (ply - MATE if v < 0 else DRAW)
-            # Step N9. Store the result (mate scores made node-relative).
-            if pv_node:
-                if best < tb_lo:
-                    best = tb_lo
-                elif best > tb_hi:
-                    best = tb_hi
-            if best >= MATE_BOUND:
-                stored = best + ply
-            elif best <= -MATE_BOUND:
-                stored = best - ply
-            else:
-                stored = best
-            store(
-                key,
-                best_move,
-                stored,
-                EXHAUSTIVE if events == events_at_entry else depth,
-                LOWER if best >= beta else (EXACT if best > alpha0 else UPPER),
-                ev,
-            )
-            return best
-
-        # Step 7. The root: PVS over the root moves, and what each iteration adds.
-        def search_root(depth: int, alpha: int, beta: int, moves: list[Any], k: int) -> Line:
-            """PVS over the root moves; a move beating alpha with a full window is kept (and
-            handed to the driver if the search stops before this returns)."""
-            best = -INF
-            line: tuple[Any, ...] = _NO_PV
-            try:
-                for i, move in enumerate(moves):
-                    if clock() - start >= _CURRMOVE_REPORT_S:
-                        on_info(
-                            SearchInfo(
-                                depth=depth,
-                                currmove=game.format_move(move),
-                                currmovenumber=i + 1,
-                                multipv=k + 1,
-                            )
-                        )
-                    push(move)
-                    line_moves[0] = move
-                    check = in_check_fn()
-                    if i == 0:
-                        s = -negamax(depth - 1, -beta, -alpha, 1, True, True, check)
-                    else:
-                        s = -negamax(depth - 1, -alpha - 1, -alpha, 1, False, True, check)
-                        if s > alpha:
-                            s = -negamax(depth - 1, -beta, -alpha, 1, True, True, check)
-                    pop()
-                    if s > best:
-                        best = s
-                        if s > alpha:
-                            line = (move, *pv_lines[1])
-                            if s >= beta:
-                                break
-                            alpha = s
-            except SearchStopped as stop:
-                # Once a move beat alpha, ``best`` is its score (see the loop).
-                stop.improvement = Line(best, line) if line else None
-                raise
-            return Line(best, line)
-
-        def begin_iteration(depth: int) -> None:
-            nonlocal ext_limit, events_before
-            ext_limit = 2 * depth if cfg.check_extension else 0
-            events_before = events
-
-        def end_iteration(depth: int, lines: list[Line]) -> Iteration:
-            """Store the root's result; no horizon event means the position is solved."""
-            tt.store(root_key, lines[0].moves[0], lines[0].score, depth, EXACT)
-            return Iteration(exhausted=events == events_before)
-
-        def counters() -> Counters:
-            return Counters(nodes, seldepth, tt.hashfull(), cutoffs, first_cutoffs, tbhits)
-
-        def ponder(best: Any) -> str | None:
-            return self._ponder_from_tt(game, best)
-
-        # Step 8. Iterative deepening, aspiration, MultiPV, time and the result: the driver.
+        worker = Worker(self, game, driver, cfg, on_info, on_nodes)
+        root_moves = worker.root_moves(limits, multipv)
         return driver.run(
             root_moves,
             Root(
-                search=search_root,
-                counters=counters,
-                end_iteration=end_iteration,
-                begin_iteration=begin_iteration,
+                search=worker.search_root,
+                counters=worker.counters,
+                end_iteration=worker.end_iteration,
+                begin_iteration=worker.begin_iteration,
                 aspiration=cfg.aspiration,
-                ponder=ponder,
+                ponder=worker.ponder,
             ),
         )
 
@@ -1052,3 +382,767 @@ class Searcher:
             return game.format_move(entry.move)
         finally:
             game.pop()
+
+
+class Stack:
+    """What the search keeps per ply (Stockfish's ``Stack``): one record per ply of the
+    current line, reused by every node at that ply."""
+
+    def __init__(self) -> None:
+        self.pv: tuple[Any, ...] = _NO_PV
+        """The principal variation from this ply (PV nodes only; reset on entry)."""
+        self.current_move: Any = None
+        """The move being searched here (``None`` for a null move): for counter moves."""
+        self.killer1: Any = None
+        self.killer2: Any = None
+        """The two latest quiet moves that refuted a node at this ply."""
+        self.static_eval: int | None = None
+        """The static evaluation here (``None`` in check), kept only where "improving" is
+        measured: it compares this ply with two before."""
+
+
+def reduction(depth: int, move_count: int) -> int:
+    """Late-move reduction by depth and moves already searched (before adjustments)."""
+    return _LMR[depth if depth < 63 else 63][move_count if move_count < 63 else 63]
+
+
+def _bound_cuts(bound: int, value: int, alpha: int, beta: int) -> bool:
+    """Whether a stored (or tablebase) ``value`` with ``bound`` settles a node's window."""
+    return (
+        bound == EXACT or (bound == LOWER and value >= beta) or (bound == UPPER and value <= alpha)
+    )
+
+
+class Worker:
+    """One search's tree walk (Stockfish's ``Search::Worker``): the per-search state as typed
+    fields, the per-ply records, and the node methods :meth:`qsearch`, :meth:`negamax` and
+    :meth:`search_root`.  Built per search by :meth:`Searcher.search`; the bound methods of
+    the game and the switches of the configuration are read once here, not once per node."""
+
+    def __init__(  # noqa: PLR0917 - built in one place, from the search's arguments
+        self,
+        searcher: Searcher,
+        game: Game[Any],
+        driver: Driver,
+        cfg: SearchConfig,
+        on_info: InfoCallback,
+        on_nodes: Callable[[int], None] | None,
+    ) -> None:
+        self.searcher = searcher
+        self.game = game
+        self.tt = searcher.tt
+        self.driver = driver
+        self.cfg = cfg
+        self.on_info = on_info
+        self.on_nodes = on_nodes
+        self.clock = searcher._clock
+        self.start = driver.start
+        self.control = driver.control
+        self.stack = [Stack() for _ in range(MAX_PLY + 2)]
+        self.hist_tables = searcher._history
+        self.counter_tables = searcher._counter_moves
+        self.root_side = game.side & 1
+        self.root_key = game.key()
+        # Counters, and the poll (stop, node limit, deadline) every 64 to 1,024 nodes.
+        self.nodes = 0
+        self.events = 0
+        self.events_before = 0
+        self.seldepth = 0
+        self.cutoffs = 0
+        self.first_cutoffs = 0
+        self.tbhits = 0
+        self.ext_limit = 2
+        self.node_limit = driver.node_limit
+        self.poll_every = _POLL_MIN
+        self.next_poll = _POLL_MIN if self.node_limit is None else min(_POLL_MIN, self.node_limit)
+        self.last_poll = self.start
+        # The game's bound methods, looked up once.
+        self.push = game.push
+        self.pop = game.pop
+        self.push_null = game.push_null
+        self.can_null = game.can_null_move
+        self.in_check = game.in_check
+        self.is_terminal = game.is_terminal
+        self.terminal_value = game.terminal_value
+        self.key = game.key
+        self.evaluate = game.evaluate
+        self.legal_moves = game.legal_moves
+        self.noisy_moves = game.noisy_moves
+        self.is_noisy = game.is_noisy
+        # The switches.  ``go mate N`` asks for a proof of the shortest mate: the heuristics
+        # that hide quiet mating moves behind a sacrifice (null move, reductions, futility)
+        # are left out.
+        proof = driver.mate_limit is not None
+        self.proof = proof
+        self.use_qs = cfg.quiescence
+        self.use_tt_cut = cfg.tt_cutoffs
+        self.use_null = cfg.null_move and not proof
+        self.use_lmr = cfg.lmr and not proof
+        self.use_fut = cfg.futility and not proof
+        self.use_razor = cfg.razoring
+        self.use_history_lmr = cfg.history_lmr
+        self.use_qs_tt_eval = cfg.qsearch_tt_eval
+        self.use_counter = cfg.counter_moves
+        self.use_improving = cfg.improving and self.use_fut
+        self.use_tt_eval = cfg.tt_eval
+        # The optional capabilities (engine.game), asked once per search.
+        exchange = game if isinstance(game, StaticExchange) else None
+        self.exchange = exchange
+        self.interned = isinstance(game, InternedMoves) and game.moves_interned
+        self.use_see = exchange is not None and cfg.exchange_pruning and not proof
+        # ProbCut tries captures by their exchange and confirms them by quiescence.
+        self.use_probcut = cfg.probcut and self.use_null and self.use_qs and self.use_see
+        self.see_ge: Callable[[Any, int], bool] = _keeps_material
+        self.max_gain: Callable[[], int] = _no_gain
+        if exchange is not None and self.use_see:
+            self.see_ge = exchange.see_ge
+            self.max_gain = exchange.max_gain
+        self.exchange_order: Callable[[Any, int], bool] | None = (
+            self.see_ge if self.use_see else None
+        )
+        self.lmp_counts: tuple[int, ...] = _LMP_COUNTS if self.use_fut else ()
+        self.gives_check: Callable[[Any], bool] = (
+            game.gives_check if isinstance(game, CheckTest) else _check_by_playing(game)
+        )
+        # Endgame tablebases: without tables in use, ``tb_limit`` stays 0 and nothing changes.
+        self.tb_limit = 0
+        self.tb_depth = 0
+        self.tb_draw = 1
+        self.tb_wdl: Callable[[], int | None] = _no_tables
+        self.tb_pieces: Callable[[], int] = _no_pieces
+
+    # ----------------------------------------------------------------------------------
+    # Set-up, the poll and the driver's hooks
+
+    def root_moves(self, limits: Limits, multipv: int) -> list[Any]:
+        """The legal root moves in staged order (the driver applies ``searchmoves``), only
+        those that keep the tables' result where the tables cover the root."""
+        game = self.game
+        root_entry = self.tt.probe(self.root_key)
+        legal_root = game.noisy_moves() + game.quiet_moves()
+        root_tt_move = None
+        if root_entry is not None and root_entry.move in legal_root:
+            root_tt_move = root_entry.move
+        moves = (
+            ordered_moves(game, root_tt_move, history=self.hist_tables[self.root_side])
+            if legal_root
+            else []
+        )
+        tablebase = game if isinstance(game, Tablebase) else None
+        probing = None if tablebase is None else tablebase.tb_probing()
+        if tablebase is None or probing is None or probing.limit <= 0:
+            return moves
+        self.tb_pieces = tablebase.tb_pieces
+        # A root the tables cover plays a move that keeps their result; the search chooses
+        # among those without probing further (as Stockfish does), so it still finds the
+        # mates.  Not for MultiPV or ``searchmoves``, which ask about other moves too, nor in
+        # the last moments on the clock.
+        covered = False
+        budget = self.driver.deadline.budget
+        if (
+            moves
+            and multipv == 1
+            and limits.searchmoves is None
+            and (budget is None or budget.hard_ms >= _TB_ROOT_MIN_MS)
+            and self.tb_pieces() <= probing.limit
+        ):
+            keep = tablebase.tb_root_moves(probing.rule50)
+            if keep:
+                self.tbhits += len(moves)
+                moves = [m for m in moves if m in keep]
+                covered = True
+        if not self.proof and not covered:  # a tablebase win is no proof of a mate
+            self.tb_limit = probing.limit
+            self.tb_depth = probing.depth
+            self.tb_draw = 1 if probing.rule50 else 0  # wdl ±1: drawn under the rule
+            self.tb_wdl = tablebase.tb_wdl
+        return moves
+
+    def poll(self, ply: int) -> None:
+        """Every few hundred nodes: adapt the interval, then stop, node limit, deadline."""
+        now = self.clock()
+        gap = now - self.last_poll
+        self.last_poll = now
+        if gap > 2 * _POLL_GAP_S and self.poll_every > _POLL_MIN:
+            self.poll_every >>= 1
+        elif gap < _POLL_GAP_S / 2 and self.poll_every < _POLL_MAX:
+            self.poll_every <<= 1
+        self.next_poll = self.nodes + self.poll_every
+        if self.on_nodes is not None:
+            self.on_nodes(self.nodes)
+        node_limit = self.node_limit
+        if node_limit is not None:
+            if self.nodes >= node_limit:
+                raise SearchStopped(ply)
+            self.next_poll = min(self.next_poll, node_limit)
+        if self.control.stopped:
+            raise SearchStopped(ply)
+        deadline = self.driver.deadline
+        if deadline.timed and deadline.hard_reached(now):
+            raise SearchStopped(ply)
+
+    def begin_iteration(self, depth: int) -> None:
+        self.ext_limit = 2 * depth if self.cfg.check_extension else 0
+        self.events_before = self.events
+
+    def end_iteration(self, depth: int, lines: list[Line]) -> Iteration:
+        """Store the root's result; no horizon event means the position is solved."""
+        self.tt.store(self.root_key, lines[0].moves[0], lines[0].score, depth, EXACT)
+        return Iteration(exhausted=self.events == self.events_before)
+
+    def counters(self) -> Counters:
+        return Counters(
+            self.nodes,
+            self.seldepth,
+            self.tt.hashfull(),
+            self.cutoffs,
+            self.first_cutoffs,
+            self.tbhits,
+        )
+
+    def ponder(self, best: Any) -> str | None:
+        return self.searcher._ponder_from_tt(self.game, best)
+
+    # ----------------------------------------------------------------------------------
+    # The root
+
+    def search_root(self, depth: int, alpha: int, beta: int, moves: list[Any], k: int) -> Line:
+        """PVS over the root moves; a move beating alpha with a full window is kept (and
+        handed to the driver if the search stops before this returns)."""
+        best = -INF
+        line: tuple[Any, ...] = _NO_PV
+        root = self.stack[0]
+        try:
+            for i, move in enumerate(moves):
+                if self.clock() - self.start >= _CURRMOVE_REPORT_S:
+                    self.on_info(
+                        SearchInfo(
+                            depth=depth,
+                            currmove=self.game.format_move(move),
+                            currmovenumber=i + 1,
+                            multipv=k + 1,
+                        )
+                    )
+                self.push(move)
+                root.current_move = move
+                check = self.in_check()
+                if i == 0:
+                    s = -self.negamax(depth - 1, -beta, -alpha, 1, True, True, check)
+                else:
+                    s = -self.negamax(depth - 1, -alpha - 1, -alpha, 1, False, True, check)
+                    if s > alpha:
+                        s = -self.negamax(depth - 1, -beta, -alpha, 1, True, True, check)
+                self.pop()
+                if s > best:
+                    best = s
+                    if s > alpha:
+                        line = (move, *self.stack[1].pv)
+                        if s >= beta:
+                            break
+                        alpha = s
+        except SearchStopped as stop:
+            # Once a move beat alpha, ``best`` is its score (see the loop).
+            stop.improvement = Line(best, line) if line else None
+            raise
+        return Line(best, line)
+
+    # ----------------------------------------------------------------------------------
+    # Quiescence
+
+    def qsearch(self, alpha: int, beta: int, ply: int, in_check: bool) -> int:
+        """Resolve noisy moves so the static evaluation is taken in a quiet position (all
+        evasions in check)."""
+        # Step 1. Initialize node.  This ply's PV is reset on entry, before any return and
+        # whatever the window: a PV parent appends it to its move (also after a null-window
+        # child, once its alpha has risen to beta - 1), and a line left there by an earlier
+        # branch is not playable after that move.
+        self.nodes += 1
+        if self.nodes >= self.next_poll:
+            self.poll(ply)
+        ss = self.stack[ply]
+        ss.pv = _NO_PV
+        pv_node = beta - alpha > 1
+
+        # Step 2. Check for an immediate draw (the game's end) or maximum ply reached.
+        if self.is_terminal():
+            return outcome_score(self.terminal_value(), ply)
+        if ply > self.seldepth:  # noqa: PLR1730 - hot path: cheaper than a max() call
+            self.seldepth = ply
+        if ply >= _PLY_CAP:
+            self.events += 1
+            return self.evaluate()
+        events_at_entry = self.events
+
+        # Step 3. Transposition table lookup.
+        key = self.key()
+        entry = self.tt.lookup(key)
+        ev: int | None = None
+        tt_score = 0
+        tt_bound = 0
+        if entry:
+            tt_score = from_tt(entry_score(entry), ply)
+            tt_bound = entry_bound(entry)
+            if self.use_tt_cut and not pv_node and _bound_cuts(tt_bound, tt_score, alpha, beta):
+                if entry_depth(entry) != EXHAUSTIVE:
+                    self.events += 1
+                return tt_score
+            ev = entry_eval(entry)
+        alpha0 = alpha
+
+        # Step 4. Static evaluation of the position (stand pat); in check, no stand pat:
+        # every evasion is searched, and none means mate.
+        use_see = self.use_see
+        if in_check:
+            moves = self.legal_moves()
+            if not moves:
+                return outcome_score(self.terminal_value(), ply)
+            best = mated_in(ply)
+        else:
+            self.events += 1
+            if ev is None:
+                ev = self.evaluate()
+            best = ev
+            if self.use_qs_tt_eval and entry and _table_knows_better(tt_score, tt_bound, ev):
+                best = tt_score  # a searched score knows the tactics the static one does not
+            if best >= beta:
+                return best
+            if best > alpha:
+                alpha = best
+            elif use_see and best + self.max_gain() + _DELTA_MARGIN <= alpha:
+                return best  # not even the best capture here could reach alpha
+            moves = self.noisy_moves()
+
+        # Step 5. Loop through the moves.
+        best_move = None
+        stand_pat = best if use_see and not in_check else None
+        for move in moves:
+            # Step 6. Pruning: captures that lose material, or win too little to reach alpha
+            # (delta pruning), are skipped.
+            if stand_pat is not None:
+                need = alpha - stand_pat - _DELTA_MARGIN + 1
+                if not self.see_ge(move, need if need > 0 else 0):
+                    self.events += 1
+                    continue
+
+            # Step 7. Make and search the move.
+            self.push(move)
+            s = -self.qsearch(-beta, -alpha, ply + 1, self.in_check())
+            self.pop()
+
+            # Step 8. Check for a new best move.
+            if s > best:
+                best = s
+                if s > alpha:
+                    best_move = move
+                    if pv_node:
+                        ss.pv = (move, *self.stack[ply + 1].pv)
+                    if s >= beta:
+                        break
+                    alpha = s
+
+        # Step 9. Save the result (mate scores made node-relative).
+        self.tt.store(
+            key,
+            best_move,
+            to_tt(best, ply),
+            EXHAUSTIVE if self.events == events_at_entry else 0,
+            LOWER if best >= beta else (EXACT if best > alpha0 else UPPER),
+            ev,
+        )
+        return best
+
+    # ----------------------------------------------------------------------------------
+    # The main search
+
+    def negamax(  # noqa: PLR0917 - the steps, positional: hot path
+        self,
+        depth: int,
+        alpha: int,
+        beta: int,
+        ply: int,
+        pv_node: bool,
+        null_ok: bool,
+        in_check: bool,
+    ) -> int:
+        """Fail-soft PVS node; ``in_check`` is computed by the parent after its push."""
+        # Step 1. Initialize node: count it, poll, reset this ply's PV (and the tablebase
+        # bounds a PV node's result is kept within).
+        self.nodes += 1
+        if self.nodes >= self.next_poll:
+            self.poll(ply)
+        ss = self.stack[ply]
+        if pv_node:
+            ss.pv = _NO_PV
+        tb_lo = -INF
+        tb_hi = INF
+
+        # Step 2. Check for the game's end (by rule or line; never checked at the root).
+        if self.is_terminal():
+            return outcome_score(self.terminal_value(), ply)
+
+        # Step 3. Mate distance pruning: no line from here beats a mate already in hand.
+        lo = mated_in(ply)
+        if alpha < lo:
+            alpha = lo
+            if lo >= beta:
+                return lo
+        hi = mate_in(ply + 1)
+        if beta > hi:
+            beta = hi
+            if alpha >= hi:
+                return alpha
+
+        # Check extension (a node in check searches one ply deeper; Stockfish extends per
+        # move in its Step 15), then the horizon: quiescence.
+        if in_check and ply < self.ext_limit:
+            depth += 1
+        if depth <= 0:
+            if self.use_qs:
+                return self.qsearch(alpha, beta, ply, in_check)
+            self.events += 1
+            return self.evaluate()
+        if ply >= _PLY_CAP:
+            self.events += 1
+            return self.evaluate()
+        if ply > self.seldepth:  # noqa: PLR1730 - hot path: cheaper than a max() call
+            self.seldepth = ply
+        events_at_entry = self.events
+
+        # Step 4. Transposition table lookup.
+        key = self.key()
+        entry = self.tt.lookup(key)
+        tt_move = None
+        tt_score = 0
+        tt_depth = 0
+        tt_bound = 0
+        ev: int | None = None
+        if entry:
+            tt_move = self.tt.entry_move(entry)
+            tt_score = from_tt(entry_score(entry), ply)
+            tt_depth = entry_depth(entry)
+            tt_bound = entry_bound(entry)
+            ev = entry_eval(entry)
+            if (
+                self.use_tt_cut
+                and not pv_node
+                and tt_depth >= depth
+                and _bound_cuts(tt_bound, tt_score, alpha, beta)
+            ):
+                if tt_depth != EXHAUSTIVE:
+                    self.events += 1
+                return tt_score
+
+        # Step 5. Tablebases probe: a position just reached by a capture or pawn move, within
+        # the probe limit, takes the tables' result when its bound settles the node; a PV node
+        # searches on, its result kept within the bound (so mates are still found).  A lost
+        # position in check is searched too: it may be mate, which WDL does not say.
+        if self.tb_limit and (depth >= self.tb_depth or self.tb_pieces() < self.tb_limit):
+            wdl = self.tb_wdl()
+            if wdl is not None and not (in_check and wdl < 0):
+                self.tbhits += 1
+                self.events += 1
+                if wdl > self.tb_draw:
+                    tb_value, tb_bound = TB_WIN - ply, LOWER
+                elif wdl < -self.tb_draw:
+                    tb_value, tb_bound = ply - TB_WIN, UPPER
+                else:
+                    tb_value, tb_bound = DRAW, EXACT
+                if _bound_cuts(tb_bound, tb_value, alpha, beta):
+                    self.tt.store(key, None, to_tt(tb_value, ply), depth + _TB_DRAFT, tb_bound, ev)
+                    return tb_value
+                if pv_node:
+                    if tb_bound == LOWER:
+                        tb_lo = tb_value
+                    else:
+                        tb_hi = tb_value
+
+        # Step 10. Internal iterative reductions: no TT move, probably a new area (before the
+        # static pruning here, unlike Stockfish: docs/search.md).
+        if tt_move is None and depth >= _IIR_DEPTH:
+            depth -= 1
+
+        # Step 6. Static evaluation of the position, and whether it rose since this side's
+        # previous move ("improving"); the pruning below trusts the stored search result
+        # instead where its bound lies beyond the static evaluation.
+        futile = False
+        improving = False
+        if self.use_improving:
+            if in_check:
+                ss.static_eval = None
+            else:
+                if ev is None:
+                    ev = self.evaluate()
+                ss.static_eval = ev
+                before = self.stack[ply - 2].static_eval if ply >= 2 else None
+                improving = before is None or ev > before
+        if not pv_node and not in_check:
+            if ev is None:
+                ev = self.evaluate()
+            judged = ev
+            if self.use_tt_eval and entry and _table_knows_better(tt_score, tt_bound, ev):
+                judged = tt_score
+            if self.use_fut and -MATE_BOUND < beta < MATE_BOUND:
+                # Step 7. Razoring: so far below alpha that only a capture could help; if
+                # quiescence confirms it, the node's quiet moves are not generated.
+                if (
+                    self.use_razor
+                    and self.use_qs
+                    and depth < len(_RAZOR_MARGINS)
+                    and judged + _RAZOR_MARGINS[depth] <= alpha
+                ):
+                    v = self.qsearch(alpha, alpha + 1, ply, False)
+                    if v <= alpha:
+                        self.events += 1
+                        return v
+                # Step 8. Futility pruning: child node (reverse futility): so far above beta
+                # that the node fails high; below alpha, its quiet moves are futile (Step 14).
+                if (
+                    depth <= _RFP_DEPTH
+                    and judged - _RFP_MARGIN * depth + (_RFP_MARGIN // 2 if improving else 0)
+                    >= beta
+                ):
+                    self.events += 1
+                    return judged
+                if depth < len(_FUT_MARGINS) and judged + _FUT_MARGINS[depth] <= alpha:
+                    futile = True
+            # Step 9. Null move search.
+            if (
+                self.use_null
+                and null_ok
+                and depth >= _NULL_MIN_DEPTH
+                and judged >= beta
+                and beta < MATE_BOUND
+                and self.can_null()
+            ):
+                v = self.null_move_search(depth, beta, ply, judged)
+                if v != _NONE:
+                    return v
+            # Step 11. ProbCut, unless the table already knows from a search nearly as deep
+            # that nothing reaches that far.
+            if (
+                self.use_probcut
+                and depth >= _PROBCUT_DEPTH
+                and -MATE_BOUND < beta < MATE_BOUND - _PROBCUT_MARGIN
+                and not (entry and tt_depth >= depth - 3 and tt_score < beta + _PROBCUT_MARGIN)
+            ):
+                v = self.probcut(depth, beta, ply, judged, key, ev)
+                if v != _NONE:
+                    return v
+
+        # Steps 13-20: the moves.
+        best, best_move = self.search_moves(
+            depth, alpha, beta, ply, pv_node, in_check, tt_move, futile, improving
+        )
+
+        # Step 21. Check for mate and stalemate.
+        if best == _NONE:
+            return outcome_score(self.terminal_value(), ply)
+
+        # Save the result (mate and tablebase scores made node-relative).
+        if pv_node:
+            if best < tb_lo:
+                best = tb_lo
+            elif best > tb_hi:
+                best = tb_hi
+        self.tt.store(
+            key,
+            best_move,
+            to_tt(best, ply),
+            EXHAUSTIVE if self.events == events_at_entry else depth,
+            LOWER if best >= beta else (EXACT if best > alpha else UPPER),
+            ev,
+        )
+        return best
+
+    def null_move_search(self, depth: int, beta: int, ply: int, judged: int) -> int:
+        """Step 9: pass, and search the reply ``3 + depth // 3`` plies shallower (up to two
+        more the further the evaluation stands above beta); the node's value if the pass
+        still beats beta (a mate is not proven by a pass: beta), else :data:`_NONE`."""
+        self.push_null()
+        self.stack[ply].current_move = None
+        gain = (judged - beta) // _NULL_EVAL_DIV
+        s = -self.negamax(
+            depth - _NULL_BASE_R - depth // 3 - (gain if gain < 2 else 2),
+            -beta,
+            1 - beta,
+            ply + 1,
+            False,
+            False,
+            self.in_check(),
+        )
+        self.pop()
+        if s >= beta:
+            self.events += 1
+            return beta if s >= MATE_BOUND else s
+        return _NONE
+
+    def probcut(  # noqa: PLR0917 - called from one place
+        self, depth: int, beta: int, ply: int, judged: int, key: int, ev: int | None
+    ) -> int:
+        """Step 11: a capture that wins enough at a shallow depth (first by quiescence, then
+        by a search four plies shallower) cuts the node: its value, else :data:`_NONE`."""
+        probcut_beta = beta + _PROBCUT_MARGIN
+        ss = self.stack[ply]
+        for move in self.noisy_moves():
+            if not self.see_ge(move, probcut_beta - judged):
+                continue
+            self.push(move)
+            ss.current_move = move
+            check = self.in_check()
+            s = -self.qsearch(-probcut_beta, 1 - probcut_beta, ply + 1, check)
+            if s >= probcut_beta:
+                s = -self.negamax(
+                    depth - 4, -probcut_beta, 1 - probcut_beta, ply + 1, False, True, check
+                )
+            self.pop()
+            if s >= probcut_beta:
+                self.events += 1
+                if s < MATE_BOUND:
+                    self.tt.store(key, move, to_tt(s, ply), depth - 3, LOWER, ev)
+                return s
+        return _NONE
+
+    def search_moves(  # noqa: PLR0917 - hot path
+        self,
+        depth: int,
+        alpha: int,
+        beta: int,
+        ply: int,
+        pv_node: bool,
+        in_check: bool,
+        tt_move: Any,
+        futile: bool,
+        improving: bool,
+    ) -> tuple[int, Any]:
+        """Steps 13-20 of :meth:`negamax`: the moves in staged order; the best score and
+        move (the score :data:`_NONE` when there is no legal move)."""
+        # Step 13. Loop through the moves, in staged order.
+        ss = self.stack[ply]
+        best = -INF
+        best_move = None
+        searched = 0
+        legal = 0
+        tried: list[Any] | None = None
+        hist = self.hist_tables[self.root_side ^ (ply & 1)]
+        counters_here = self.counter_tables[self.root_side ^ (ply & 1)]
+        previous = self.stack[ply - 1].current_move if self.use_counter and ply else None
+        new_depth = depth - 1
+        lmp_counts = self.lmp_counts
+        shallow = not pv_node and not in_check and depth < len(lmp_counts)
+        move_count = lmp_counts[depth] + (depth if improving else 0) if shallow else 0
+        for move, stage in staged_moves(
+            self.game,
+            tt_move,
+            ss.killer1,
+            ss.killer2,
+            hist,
+            exchange=self.exchange_order,
+            counter=None if previous is None else counters_here.get(previous),
+            interned=self.interned,
+        ):
+            legal += 1
+            # Step 14. Pruning at shallow depth: futile and late quiet moves (move count
+            # pruning), and losing captures near the horizon; a move that gives check is
+            # searched anyway (a quiet mate must not hide behind the move count).
+            prunable = False
+            if shallow and searched and best > -MATE_BOUND:
+                if stage == STAGE_QUIET:
+                    prunable = futile or legal > move_count
+                elif stage == STAGE_LOSING:
+                    prunable = not self.see_ge(move, -_SEE_CAPTURE_MARGIN * depth)
+            if prunable and not self.gives_check(move):
+                self.events += 1
+                continue
+
+            # Step 16. Make the move.
+            self.push(move)
+            ss.current_move = move
+            check = self.in_check()
+            if not searched:
+                s = -self.negamax(new_depth, -beta, -alpha, ply + 1, pv_node, True, check)
+            else:
+                # Step 17. Late moves reduction: quiet moves late in the order, out of check.
+                r = 0
+                if (
+                    self.use_lmr
+                    and stage == STAGE_QUIET
+                    and depth >= _LMR_MIN_DEPTH
+                    and searched >= _LMR_MIN_MOVES
+                    and not in_check
+                    and not check
+                ):
+                    r = reduction(depth, searched)
+                    if pv_node and r:
+                        r -= 1
+                    if self.use_improving and not improving:
+                        r += 1
+                    if self.use_history_lmr and r:
+                        h = hist.get(move, 0)
+                        if h > 0:
+                            r -= 1
+                        elif h < 0:
+                            r += 1
+                    if r >= new_depth:
+                        r = new_depth - 1
+                s = -self.negamax(new_depth - r, -alpha - 1, -alpha, ply + 1, False, True, check)
+
+                # Step 18. Full-depth search when the reduced one beat alpha; a PV node
+                # searches a move beating alpha again with the full window (fail highs too:
+                # the PV, and mates cut by mate distance pruning, must come from a PV child).
+                if r > 0 and s > alpha:
+                    s = -self.negamax(new_depth, -alpha - 1, -alpha, ply + 1, False, True, check)
+                if pv_node and s > alpha:
+                    s = -self.negamax(new_depth, -beta, -alpha, ply + 1, True, True, check)
+
+            # Step 19. Undo move.
+            self.pop()
+            searched += 1
+
+            # Step 20. Check for a new best move.
+            if s > best:
+                best = s
+                if s > alpha:
+                    best_move = move
+                    if pv_node:
+                        # Also on a fail high: mate distance pruning lowers beta to the best
+                        # mate possible, and that mate's line is the PV.
+                        ss.pv = (move, *self.stack[ply + 1].pv)
+                    if s >= beta:
+                        self.cutoffs += 1
+                        if searched == 1:
+                            self.first_cutoffs += 1
+                        if STAGE_KILLER <= stage <= STAGE_QUIET or (
+                            stage == STAGE_TT and not self.is_noisy(move)
+                        ):
+                            self.update_quiet_stats(ply, move, depth, tried, previous)
+                        break
+                    alpha = s
+            if STAGE_KILLER <= stage <= STAGE_QUIET:
+                if tried is None:
+                    tried = [move]
+                else:
+                    tried.append(move)
+        return (best if legal else _NONE), best_move
+
+    def update_quiet_stats(
+        self, ply: int, move: Any, depth: int, tried: list[Any] | None, previous: Any
+    ) -> None:
+        """A quiet move refuted the node: it becomes the ply's first killer and the counter
+        move to ``previous``, its history rises by depth², the quiets ``tried`` before it
+        fall by as much (gravity: scores stay within ±:data:`_HIST_MAX`)."""
+        ss = self.stack[ply]
+        side = self.root_side ^ (ply & 1)
+        hist = self.hist_tables[side]
+        killer = ss.killer1
+        if killer is not move and (self.interned or killer != move):
+            ss.killer2 = killer
+            ss.killer1 = move
+        if previous is not None:
+            self.counter_tables[side][previous] = move
+        bonus = depth * depth if depth < 64 else 4096
+        h = hist.get(move, 0)
+        hist[move] = h + bonus - h * bonus // _HIST_MAX
+        if tried is not None:
+            for q in tried:
+                h = hist.get(q, 0)
+                hist[q] = h - bonus - h * bonus // _HIST_MAX

@@ -126,3 +126,14 @@ def client_context(cafile: Path | None = None) -> ssl.SSLContext:
     except (ssl.SSLError, OSError) as exc:
         raise TlsError(f"cannot use CA file {cafile}: {exc}") from None
     return _modern(context)
+
+
+def loopback_self_check_context() -> ssl.SSLContext:
+    """A client context for a process checking its own server on loopback (the container's
+    health check): TLS without verifying the chain or the name, as the certificate is made
+    for the server's public name, not for ``127.0.0.1``, and the connection never leaves the
+    host.  Never use it for a connection that crosses a network."""
+    context = _modern(ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context

@@ -14,6 +14,8 @@ from engine.score import (
     MATE,
     MATE_BOUND,
     MAX_PLY,
+    TB_BOUND,
+    TB_WIN,
     Cp,
     Mate,
     from_tt,
@@ -85,6 +87,17 @@ def test_tt_adjustment_makes_mates_node_relative() -> None:
     assert from_tt(mate_in(4), 5) == mate_in(9)
     assert from_tt(mated_in(4), 5) == mated_in(9)
     assert to_tt(250, 9) == 250 and from_tt(-250, 9) == -250
+
+
+def test_tt_adjustment_makes_tablebase_results_node_relative() -> None:
+    # As mates (Stockfish's value_to_tt): a tablebase win 7 plies from the root, stored at a
+    # node 3 plies deep, is a win 4 plies from there, and read back 5 plies deep 9 from the root.
+    assert to_tt(TB_WIN - 7, 3) == TB_WIN - 4
+    assert to_tt(-(TB_WIN - 7), 3) == -(TB_WIN - 4)
+    assert from_tt(TB_WIN - 4, 5) == TB_WIN - 9
+    assert from_tt(-(TB_WIN - 4), 5) == -(TB_WIN - 9)
+    # The largest score below the tablebase range is an ordinary one.
+    assert to_tt(TB_BOUND - 1, 9) == TB_BOUND - 1 and from_tt(1 - TB_BOUND, 9) == 1 - TB_BOUND
 
 
 @settings(max_examples=300, derandomize=True)

@@ -17,7 +17,7 @@ import pytest
 
 from engine.info import SearchInfo, SearchResult
 from engine.limits import Limits
-from engine.score import TB_BOUND, TB_WIN, Cp, Mate
+from engine.score import TB_BOUND, TB_WIN, Cp, Mate, from_tt
 from engine.search import Searcher
 from games.chess_game import ChessGame, from_fen
 from games.chess_game.tablebase import SyzygySettings, find_tables
@@ -134,6 +134,22 @@ def test_a_capture_into_the_tables_is_scored_as_a_tablebase_win(
     plain, plain_infos = search(from_fen(ROOK_TRADE), 3)
     assert plain.best == "c2c3" and isinstance(plain.score, Cp)
     assert plain.score.value < TB_BOUND and plain_infos[-1].tbhits == 0
+
+
+def test_tablebase_results_are_stored_node_relative(settings: SyzygySettings) -> None:
+    """Found one ply from the root, the win after Rxc3 is stored as a loss right there for
+    the side to move (``-TB_WIN``), not at the root's distance: a transposition at another
+    ply, or the next move's search, reads the distance from where it stands."""
+    game = from_fen(ROOK_TRADE)
+    game.use_tablebases(settings)
+    searcher = Searcher(1)
+    result = searcher.search(game, Limits(depth=3))
+    assert result.score == Cp(TB_WIN - 1)
+    game.push(game.parse_move("c2c3"))
+    entry = searcher.tt.probe(game.key())
+    assert entry is not None
+    assert entry.score == -TB_WIN
+    assert from_tt(entry.score, 3) == 3 - TB_WIN  # as if reached three plies deep
 
 
 class CursedChess:

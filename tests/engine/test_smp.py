@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import chess
 import pytest
 
+from engine.control import SearchControl
 from engine.info import SearchInfo
 from engine.limits import Limits
 from engine.score import Mate, Reported
@@ -26,6 +27,8 @@ from engine.smp.searcher import ParallelSearcher
 from games.registry import GAMES
 from tests.support.processes import alive, wait_until
 
+HOPELESS_DEPTH = 40
+"""A depth no helper-less middlegame search reaches while helpers run: stops a broken test."""
 MIDDLEGAME = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 
 
@@ -82,14 +85,26 @@ def test_every_game_gets_a_legal_move_and_the_sequential_value(
 
 
 def test_reported_nodes_count_the_helpers(searcher: ParallelSearcher) -> None:
+    """An infinite search, stopped only once the helpers have counted nodes: however slowly
+    the helpers are scheduled, the test never races them against a clock."""
+    pool = searcher._pool
+    assert pool is not None
     infos: list[SearchInfo] = []
+    control = SearchControl()
+
+    def stop_once_helpers_searched(info: SearchInfo) -> None:
+        infos.append(info)
+        if info.pv and (pool.nodes(pool._job) > 0 or info.depth >= HOPELESS_DEPTH):
+            control.stop()
+
     result = searcher.search(
-        GAMES["chess"].new(MIDDLEGAME), Limits(movetime=1500), on_info=infos.append
+        GAMES["chess"].new(MIDDLEGAME),
+        Limits(infinite=True),
+        control=control,
+        on_info=stop_once_helpers_searched,
     )
     main_nodes = [i for i in infos if i.pv]
     assert main_nodes
-    pool = searcher._pool
-    assert pool is not None
     helpers = pool.nodes(pool._job)
     assert helpers > 0
     assert result.nodes >= helpers
