@@ -47,7 +47,7 @@ from typing import Any
 
 import chess
 
-from brudno.arena.openings import Opening, load_openings
+from brudno.arena.openings import Opening, OpeningSelection, load_openings
 
 REPO = Path(__file__).resolve().parents[1]
 OPENINGS = REPO.parent / "shared" / "data" / "chess" / "openings" / "UHO_4060_v4_every48th.epd"
@@ -465,7 +465,7 @@ async def worker(
 async def run(args: argparse.Namespace) -> Tally:
     tally = Tally()
     pairs = (args.games + 1) // 2
-    openings = load_openings(args.openings, pairs, start=args.start)
+    openings = load_openings(args.openings, pairs, OpeningSelection(start=args.start))
     queue: asyncio.Queue[int] = asyncio.Queue()
     for index in range(args.games):
         queue.put_nowait(index)

@@ -1,36 +1,21 @@
 """The game contract: everything the search may ask of a game, and nothing more.
 
-The engine is game-agnostic.  A game adapter (in ``games/``) is a mutable position with
-make/unmake, which is what a depth-first search needs: one object per search, moves pushed and
-popped as the search walks the tree, no copies on the hot path.
+A game is a mutable position with make/unmake (``push``/``pop``).  Outcomes are ``-1`` loss,
+``0`` draw, ``+1`` win from the side to move's view (:mod:`engine.score` turns them into
+scores).  The search relies on these terminal rules:
 
-Outcomes are small integers from the side to move's point of view: ``-1`` loss, ``0`` draw,
-``+1`` win.  The search turns them into distance-adjusted scores (:mod:`engine.score`).
-
-Terminal rules, precisely (the search relies on them):
-
-* ``legal_moves()`` (= ``noisy_moves()`` + ``quiet_moves()``, disjoint) is empty exactly when the
-  game's own move rules end the game: checkmate, stalemate, a completed line, a full board.
-  Draws by rule (repetition, 50-move, insufficient material) do *not* empty it, so perft counts
-  the game tree as the literature does.
-* ``is_terminal()`` is a *cheap* test that never generates moves.  It is true when the game is
-  decided without looking at moves: a completed line, or a draw by rule (in search, chess
-  treats the first repetition as a draw).  It may return ``False`` for a position that has no
-  legal moves; the search then finds the move list empty.
+* ``legal_moves()`` (= ``noisy_moves()`` + ``quiet_moves()``, disjoint) is empty exactly when
+  the game's own move rules end the game; draws by rule do *not* empty it.
+* ``is_terminal()`` is cheap and never generates moves: true for a decided game or a draw by
+  rule (chess treats the first repetition in search as a draw); it may be ``False`` when no
+  move is legal.
 * ``terminal_value()`` is valid when ``is_terminal()`` is true *or* the move list is empty.
 
-Evaluation is linear (DESIGN.md): ``features()`` are numbers fᵢ of the position, the game's
-``evaluator`` holds weights wᵢ, and ``evaluate()`` returns round(Σ wᵢ·fᵢ) from the side to
-move's point of view.  ``evaluate()`` may compute the same sum faster than going through the
-dictionary, but must agree with ``evaluator.evaluate(features())``.
+``evaluate()`` must equal ``evaluator.evaluate(features())``, round(Σ wᵢ·fᵢ) from the side to
+move's view, however it computes it.  Optional capabilities are runtime-checkable protocols
+below, not members of :class:`Game`; the exact solver is data on the registry's ``Variant``.
 
-Optional capabilities (a static exchange test, a check test, chance nodes, move codes, endgame
-tablebases) are their own
-runtime-checkable protocols below, not members of :class:`Game`: a game that lacks one still
-satisfies the contract.  A search asks ``isinstance(game, Capability)`` once when it starts and
-binds what it found (or a stand-in) for its node functions, never ``getattr`` per node.  The
-exact solver is declared as data instead, on the registry's ``Variant`` (it runs before the
-search rather than inside it).
+Why this shape: docs/design.md, *The game contract, and why it is shaped so*.
 """
 
 from __future__ import annotations

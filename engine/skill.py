@@ -1,31 +1,18 @@
 """Playing levels: weaker play that looks like a weaker player's, never slower.
 
-A level is a number from 0 (weakest) up to, not including, :data:`FULL_STRENGTH` (the
-normal search).  It weakens the search in the two ways a weaker player is weaker, and in no
-way that costs time:
+A level is a number from 0 (weakest) up to, not including, :data:`FULL_STRENGTH` (the normal
+search).  It caps the depth (:attr:`Skill.depth`; quiescence still resolves captures) and
+reads its clock as :data:`TIME_SHARE` of the real one, so it never thinks longer than full
+strength; and it draws one of the :data:`CANDIDATES` best root moves (MultiPV) with a
+probability falling off exponentially with the score lost (:attr:`Skill.temperature`, in the
+game's score unit), never one worse than :attr:`Skill.max_loss`: a mate it has seen, it plays.
 
-1. **It sees less.**  The search stops at a depth that grows with the level
-   (:attr:`Skill.depth`).  Tactics within that horizon are found (quiescence still resolves
-   captures), deeper ones are missed, as a club player misses a combination he does not
-   calculate.  A cap only ever shortens a search, and a level reads its clock as
-   :data:`TIME_SHARE` of the real one, so it never thinks longer than full strength would
-   under the same clock.
-2. **It does not always pick the best of what it sees.**  The search finds the
-   :data:`CANDIDATES` best root moves (MultiPV), and the level draws one of them with a
-   probability that falls off exponentially with how much worse than the best it scored
-   (:attr:`Skill.temperature`, in the game's score unit: centipawns in chess).  A move worse
-   than :attr:`Skill.max_loss` is never drawn, so a level gives a piece away only when its
-   own search did not see the loss (the blunder a player makes), not by a roll of the dice
-   (the blunder no player makes); a mate it has seen, it plays.
+The draw uses a :class:`random.Random` seeded by :attr:`Skill.seed` (reproducible) or by the
+operating system.  A GUI that asked for one line sees one line, the played move's line comes
+last, and ``ponder`` is the reply in that line.  :class:`EloScale` maps ``UCI_Elo`` to a level
+by linear interpolation between measured points; only a measured range is declared.
 
-The draw uses a :class:`random.Random` seeded by :attr:`Skill.seed` (tests, reproducible
-games) or by the operating system (play).  What the user asked for still holds: a GUI that
-asked for one line sees one line, the reported line of the move played comes last (so the GUI
-shows what was played), and ``ponder`` is the reply in that line.
-
-The Elo scale of a game (:class:`EloScale`) maps the ``UCI_Elo`` option to a level: points
-measured by matches against a reference (Stockfish's ``UCI_Elo`` for chess, see the README's
-calibration table) and interpolated linearly between them.  Only a measured range is declared.
+Why, and the calibration: docs/playing.md, *Playing levels*.
 """
 
 from __future__ import annotations

@@ -1,42 +1,17 @@
 """How long to think: a pure function from the ``go`` limits to a time budget, and the
 :class:`Deadline` that every searcher checks it with.
 
-:func:`allocate` reads no clock, so the allocation can be tested with tables of clocks.  The
-:class:`Deadline` reads the searcher's injectable monotonic clock and compares elapsed time
-against the budget: one object, so the production search and the classic algorithms stop by
-exactly the same rules.
+:func:`allocate` reads no clock (so it is tested with tables of clocks) and returns ``soft_ms``
+(start no new iteration after it; the search may stretch it up to ``hard_ms``) and ``hard_ms``
+(abort the running iteration), both counted from the search start or ``ponderhit``.  ``movetime
+m`` gives ``m`` minus the overhead; a clock is planned over a horizon of moves with Stockfish's
+reserve, at most a tenth of the clock without ``movestogo``.  Always ``soft <= hard``, and with
+a clock ``t`` also ``hard <= t - overhead``, except that neither drops below :data:`MIN_MS` (a
+zero or negative clock still gets a move); with both a clock and ``movetime`` the smaller
+budget wins.  :class:`Deadline` compares the searcher's injectable monotonic clock with the
+budget, so the production search and the classic algorithms stop by the same rules.
 
-Two numbers come out, both relative to the moment the clock starts running for this move (the
-search start, or the ``ponderhit``):
-
-* ``soft_ms``: do not *start* another iteration after this (the search may scale it by how
-  unstable the best move is, but never beyond ``hard_ms``);
-* ``hard_ms``: abort the running iteration now and play the last completed result.
-
-The rules, for the side's remaining time ``t``, increment ``inc`` and overhead ``o``:
-
-* ``movetime m``: soft = hard = ``m - o`` (at least :data:`MIN_MS`);
-* otherwise the clock is planned over a horizon of ``h`` moves (``movestogo`` if given, at
-  most 50; else 30 moves early in the game, 25 later) with Stockfish's reserve: the usable
-  time is ``u = t + inc·(h - 1) - o·(h + 2)``, the clock plus the increments still to come
-  minus one overhead for every move of the horizon and two more.  soft = ``u / h`` (``u /
-  (n + 1)`` with ``movestogo n``, so the last move before the control is not starved), and
-  without ``movestogo`` at most a tenth of the clock;
-* hard = ``min(5·soft, s·t + 3/4·inc)`` with a share ``s`` of 0.4 (with ``movestogo n``:
-  ``min(0.9, max(0.4, 2/(n + 1)))``).
-
-The reserve is what keeps a fast game from being lost on time: as the clock falls toward
-``o·(h + 2) - inc·(h - 1)`` the plan shrinks to nothing and the engine answers at once,
-living on the increment, instead of spending a fixed share of a clock that can no longer
-absorb a late reply (a garbage collection, a busy core, a slow pipe).  When the increment
-is large against the overhead (10+0.1) that reserve is negative, and the engine would think
-the clock down to about one increment (measured: 120 ms left at move 150 of a 10+0.1 game,
-then one late reply lost it); the tenth-of-the-clock cap (Stockfish caps at a fifth, but
-spends less beyond its plan than our iterations do) keeps half a second or more in hand.
-
-Then ``hard <= t - o`` always holds, except that neither number drops below :data:`MIN_MS`
-(a zero or negative clock still gets a move, as fast as the search can produce one), and
-``soft <= hard``.  When both a clock and ``movetime`` are given, the smaller budget wins.
+The formulas and why the reserve: docs/search.md, *Time management*.
 """
 
 from __future__ import annotations

@@ -1,68 +1,19 @@
 """A bounded transposition table whose size is honest about CPython's memory, private to
 one search process or shared by several (Lazy SMP).
 
-Why packed words: a table of Python objects costs 150-250 bytes per entry (list slot, tuple,
-boxed ints), so "16 MB" would hold fewer than 100,000 entries.  Here every slot is two signed
-64-bit words in one buffer (16 bytes): the *check word* and the *data word*, packed as
+Each slot is two 64-bit words (a check word and a packed data word: score, static eval,
+draft, bound, generation, move code), so a filled table of ``size_mb`` MiB stays within
+``size_mb`` MiB and a probe allocates nothing (decode a probed word with the ``entry_*``
+functions).  Scores are node-relative: callers apply ``to_tt``/``from_tt``.  A shared table
+lives in ``/dev/shm`` and is written without locks; a torn entry reads as a miss, never as
+another position's data.  Moves are stored as 16-bit codes: from the game's
+:class:`~engine.game.MoveCodec` (:meth:`TranspositionTable.use_codec`), else interned in a
+private table within a bounded share (beyond it, and in a shared table without a codec,
+entries carry no move).  A move whose slot carries the full 64-bit key may be played before
+generating moves; wider keys are folded to their low 64 bits.  ``hashfull()`` is UCI's (per
+mille of the first 1,000 slots written by the current search).
 
-    bits  0-15  score + 32768          (node-relative: the caller applies ``to_tt``/``from_tt``)
-    bits 16-31  static eval + 32768    (0 means "no eval stored")
-    bits 32-39  draft (depth), 0..255  (:data:`EXHAUSTIVE` = the subtree was searched to the end)
-    bits 40-41  bound (:data:`UPPER` = 1, :data:`LOWER` = 2, :data:`EXACT` = 3; 0 = empty slot)
-    bits 42-46  generation (the search that wrote it, modulo 32)
-    bits 47-62  move code (0 = no move)
-
-so a data word is never negative and fits a native ``i64``.  Why native words: compiled code
-reads and writes a private table's ``vec[i64]`` without creating a Python int, and the search
-decodes a probed word with the ``entry_*`` functions, so a probe allocates nothing (an
-``array("Q")`` of Python ints, indexed by a 64-bit Python key, cost about a sixth of the
-search's instructions in boxing and long arithmetic).
-
-The check word is ``key ^ data`` (the lockless scheme of Hyatt and Mann, "A lockless
-transposition table implementation for parallel search", ICGA Journal 2002): a probe accepts
-a slot only when its two words XOR to the key it looks for.  Processes sharing the table write
-the two words one after the other without a lock, so a reader can meet the check word of one
-entry next to the data word of another (a *torn* entry); the XOR then fails and the probe
-misses, instead of returning another position's score or move.  Each word is written with one
-aligned 8-byte store, which x86-64 and AArch64 never tear.
-
-Moves.  Moves are opaque hashable values owned by the game, so they are stored as 16-bit
-codes.  A game that is a :class:`~engine.game.MoveCodec` numbers its moves itself, the same in
-every process (the search calls :meth:`TranspositionTable.use_codec` with it).  Otherwise a
-private table *interns* moves: each distinct move is kept once and entries store its small id.
-The intern table is charged against the same byte budget (a share of the table, at most
-:data:`_INTERN_BUDGET_MAX`), estimating each move's real cost from ``sys.getsizeof``; once the
-share is spent, entries for new moves are stored without a move (ordering degrades
-gracefully, correctness does not depend on it).  A shared table cannot intern (ids would mean
-different moves in different processes), so without a codec its entries carry no move.
-
-Sizing: of ``size_mb`` MiB, a private table gives a quarter (at most 1 MiB) to the move share,
-a few KiB cover the containers' headers, and the rest is divided into 16-byte slots; the tests
-check with ``tracemalloc`` that a completely filled table stays within ``size_mb``.  A shared
-table is one :class:`engine.shm.SharedWords` block of ``size_mb`` MiB (in ``/dev/shm``): a
-64-byte header (the generation) and the slots.  ``hashfull()`` is UCI's: per mille of the
-first 1,000 slots holding an entry written by the current search.
-
-The table trusts a move whose slot carries the full 64-bit key: the search may play it before
-generating moves.  Keys wider than 64 bits are folded to their low 64 bits.
-
-Indexing: ``key % buckets`` with a prime number of buckets, so keys that are small encodings
-or multiples of a power of two still spread over the whole table.
-
-Replacement rule.  Slots come in buckets of two: the first is *depth-preferred*, the second is
-*always-replace*.  A store for key K
-
-1. overwrites the slot already holding K, unless that is the depth-preferred slot with a draft
-   more than 2 plies deeper from the current search and the new entry is not EXACT;
-2. otherwise goes into the depth-preferred slot when that slot is empty, from an older search,
-   no deeper than the new draft, or non-EXACT while the new entry is EXACT (and at most 2 plies
-   shallower); the entry it displaces moves to the always-replace slot;
-3. otherwise goes into the always-replace slot.
-
-A store without a move keeps the move already stored for the same key.  Deep, exact and recent
-entries therefore survive, while the always-replace slot keeps the newest positions available.
-In a shared table two processes may interleave these steps on one bucket; the worst outcome is
-a lost or duplicated entry, or a torn one that reads as a miss.
+Layout, locking, sizing, replacement and why: docs/search.md, *The transposition table*.
 """
 
 from __future__ import annotations

@@ -1,38 +1,17 @@
 """Texel tuning: fit the weights of a linear evaluation to labelled positions.
 
 A sample is a position's features (side to move's view, as ``Game.features()`` returns them)
-and a target in [0, 1], the side to move's expected score (a game result, or a strong
-engine's evaluation turned into a win probability).  The model predicts
-
-    p = sigmoid(K · Σ wᵢ·fᵢ / 400)
-
-and the tuner minimises the mean squared error between p and the targets (Texel's method).
-
-Why these choices:
-
-* **K first, then the weights.**  K and the weights are degenerate (doubling K halves every
-  weight), so K is fitted once on the current weights and then held fixed: the tuned weights
-  stay in the same centipawn scale as the table they replace.
-* **Sparse features.**  A chess position has a few dozen non-zero features out of hundreds of
-  weights; samples are compiled once into (index, value) pairs so an iteration touches only
-  non-zeros.
-* **Full-batch Adam with a decaying step.**  Feature values span orders of magnitude (a
-  material count against a tapered piece-square bit); Adam's per-weight scaling copes with
-  that without hand-set rates, and the step decays linearly to a hundredth so the last
-  iterations settle instead of oscillating.  Full batch, fixed order, no random numbers:
-  the same data and options give the same weights.
-* **numpy for the sums.**  The samples are compiled once into three flat arrays (sample,
-  weight, value) of their non-zero features; a score vector and a gradient are then two
-  ``bincount`` calls.  A full-batch iteration over 100,000 chess positions (about a hundred
-  non-zeros each) takes milliseconds instead of the seconds of a Python loop, which is what
-  makes fitting hundreds of thousands of positions a matter of minutes.  ``bincount`` adds in
-  index order, so the results stay deterministic.
-* **Integers at the end.**  The search's fast evaluation is exact only for integer weights
-  (see ``games/chess_game/evaluation.py``), so the result is rounded, and the error reported
-  "after" is the error of the rounded weights — the ones that will actually play.
+and a target in [0, 1], the side to move's expected score (a game result, or a strong engine's
+evaluation as a win probability).  :func:`tune` fits the scale K on the current weights (unless
+given), then the weights, minimising the mean squared error of ``sigmoid(K · Σ wᵢ·fᵢ / 400)``,
+and returns integer weights in the same centipawn scale; the error reported "after" is that of
+the rounded weights.  Deterministic: the same data and options give the same weights.
 
 Pure functions: nothing here reads files or knows about chess.  Only this module imports
 numpy: the engine that plays never loads it.
+
+Why K first, sparse features, full-batch Adam, numpy and rounding: docs/development.md, *How
+the tuner fits, and why*.
 """
 
 from __future__ import annotations
@@ -46,6 +25,7 @@ from numpy.typing import NDArray
 
 __all__ = [
     "SCALE",
+    "FitConfig",
     "Sample",
     "TuneResult",
     "fit_k",
@@ -249,17 +229,26 @@ def _gradient(
     return grad, float(np.dot(diff, diff))
 
 
+@dataclass(frozen=True, slots=True)
+class FitConfig:
+    """How :func:`tune` fits: Adam's ``iterations`` and largest step ``learning_rate``, the
+    scale ``k`` (``None``: fitted first), the ``frozen`` weights, the ``regularization`` λ,
+    and how often (in iterations) progress is reported."""
+
+    iterations: int = 500
+    learning_rate: float = 2.0
+    k: float | None = None
+    frozen: Collection[str] = ()
+    regularization: float = 0.0
+    report_every: int = 50
+
+
 def tune(
     samples: Sequence[Sample],
     weights: Mapping[str, float],
+    config: FitConfig = FitConfig(),
     *,
-    iterations: int = 500,
-    learning_rate: float = 2.0,
-    k: float | None = None,
-    frozen: Collection[str] = (),
-    regularization: float = 0.0,
     progress: Progress | None = None,
-    report_every: int = 50,
 ) -> TuneResult:
     """Fit ``weights`` to ``samples``; return integer weights and the error before and after.
 
@@ -274,6 +263,8 @@ def tune(
     features the data never shows keep their value too; features the data shows but the table
     lacks start at 0 and are added.
     """
+    iterations, learning_rate, k = config.iterations, config.learning_rate, config.k
+    frozen, regularization = config.frozen, config.regularization
     _check_options(iterations, learning_rate, regularization)
     names, compiled, start_w = _compile_with(samples, weights)
     if k is None:
@@ -293,7 +284,7 @@ def tune(
     beta1, beta2, eps = 0.9, 0.999, 1e-12
     for t in range(1, iterations + 1):
         grad, total = _gradient(compiled, w, scale)
-        if progress is not None and (t == 1 or t % report_every == 0):
+        if progress is not None and (t == 1 or t % config.report_every == 0):
             progress(t - 1, total / n)
         rate = learning_rate * (1.0 - 0.99 * (t - 1) / max(iterations - 1, 1))
         g = grad * (2.0 * scale / n) + 2.0 * regularization * (w - start_w)

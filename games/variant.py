@@ -1,5 +1,6 @@
 """What a game gives the registry: its name, start position, FEN reader, and optional
-capabilities (an exact solver, a replaceable weights table).  Declared as data, not discovered.
+capabilities (an exact solver, a replaceable weights table, an Elo scale, opening books,
+endgame tablebases).  Declared as data, not discovered.
 
 A variant is chosen by name (the UCI_Variant option); each entry knows its start position and
 how to build a position from its FEN dialect.  Games import only the engine's contract.
@@ -7,8 +8,9 @@ how to build a position from its FEN dialect.  Games import only the engine's co
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from engine.control import SearchControl
@@ -62,6 +64,73 @@ class Weights:
     from_fen: WeightedFromFen
 
 
+class GameFileError(ValueError):
+    """A file a game's capability cannot use (a book, a tablebase directory): the message
+    names it, as it was given, and says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class BookMove:
+    """The move a book chose: its text in the game's notation, its weight, and the sum of the
+    weights of the position's playable book moves (``weight / total`` is its probability)."""
+
+    move: str
+    weight: int
+    total: int
+    candidates: int
+    """How many playable book moves the position has."""
+
+
+class OpenBook(Protocol):
+    """An open opening book; :meth:`close` releases it."""
+
+    def summary(self) -> str:
+        """One line for the client confirming what is now in use."""
+        ...
+
+    def choose(self, game: Game[Any], seed: int = 0) -> BookMove | None:
+        """A book move for ``game``, drawn by weight with ``seed``; ``None``: none there."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class BookOpener(Protocol):
+    """Check and open a book file; :class:`GameFileError` (naming it ``shown_as``) if unusable."""
+
+    def __call__(self, path: Path, *, shown_as: str | None = None) -> OpenBook: ...
+
+
+class FoundTables(Protocol):
+    """Endgame tables found in a set of directories, checked."""
+
+    def summary(self) -> str:
+        """One line for the client saying what was found."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class TableSettings:
+    """How a game probes its tables (Stockfish's ``SyzygyProbeDepth``, ``SyzygyProbeLimit``
+    and ``Syzygy50MoveRule``)."""
+
+    depth: int
+    limit: int
+    rule50: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Tablebases:
+    """A game with endgame tables (the ``SyzygyPath`` option).
+
+    ``find`` checks directories (shown to the client as the second argument names them) and
+    raises :class:`GameFileError`; ``use`` gives a position the tables (``None``: none).
+    """
+
+    find: Callable[[Sequence[Path], Sequence[str]], FoundTables]
+    use: Callable[[Game[Any], FoundTables | None, TableSettings], None]
+
+
 @dataclass(frozen=True, slots=True)
 class Variant:
     name: str
@@ -76,6 +145,10 @@ class Variant:
     elo_scale: EloScale | None = None
     """The measured ``UCI_Elo`` scale of its playing levels, if there is one (every game has
     ``Skill Level``; an Elo needs matches against a reference engine, which chess has)."""
+    open_book: BookOpener | None = None
+    """Opens the game's opening books (the ``BookFile`` option), if it has any."""
+    tablebases: Tablebases | None = None
+    """The game's endgame tables (the ``SyzygyPath`` option), if it has any."""
 
     def new(
         self,

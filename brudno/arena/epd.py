@@ -34,6 +34,7 @@ __all__ = [
     "EpdError",
     "EpdPosition",
     "EpdResult",
+    "SuiteConfig",
     "SuiteLimit",
     "load_suite",
     "run_suite",
@@ -221,21 +222,30 @@ async def _solve(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class SuiteConfig:
+    """How a suite is run: the engine's command line, the limit per position, the UCI
+    options set before the first position, and how many engine processes run at once."""
+
+    command: Sequence[str]
+    limit: SuiteLimit
+    options: Sequence[tuple[str, str]] = ()
+    concurrency: int = 1
+
+
 async def run_suite(
     positions: Sequence[EpdPosition],
-    command: Sequence[str],
-    limit: SuiteLimit,
+    config: SuiteConfig,
     *,
-    options: Sequence[tuple[str, str]] = (),
-    concurrency: int = 1,
     on_result: Callable[[int, EpdResult], None] | None = None,
     on_nodes: Callable[[int, int], None] | None = None,
 ) -> tuple[str, list[EpdResult]]:
-    """Solve every position with ``concurrency`` engine processes.  Returns the engine's
-    ``id name`` and the results in suite order.
+    """Solve every position with ``config.concurrency`` engine processes.  Returns the
+    engine's ``id name`` and the results in suite order.
 
     ``on_result(index, result)`` is called as each position finishes (any order);
     ``on_nodes(index, nodes)`` whenever the engine reports its node count on a position."""
+    command, limit = config.command, config.limit
     results: list[EpdResult | None] = [None] * len(positions)
     queue = iter(range(len(positions)))
     # Only a fixed move time says how long an answer may take; give it generous slack.
@@ -243,7 +253,7 @@ async def run_suite(
     names: list[str] = []
 
     async def worker() -> None:
-        transport, engine = await _start_engine(command, options)
+        transport, engine = await _start_engine(command, config.options)
         names.append(engine.id.get("name", command[0]))
         try:
             for index in queue:
@@ -268,7 +278,7 @@ async def run_suite(
 
     try:
         async with asyncio.TaskGroup() as group:
-            for i in range(max(1, min(concurrency, len(positions)))):
+            for i in range(max(1, min(config.concurrency, len(positions)))):
                 group.create_task(worker(), name=f"epd-worker-{i}")
     except* EpdError as errors:
         raise errors.exceptions[0] from None

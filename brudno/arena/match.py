@@ -1,47 +1,18 @@
 """Playing a match: UCI engines against each other, game after game, several at once.
 
-How a match is played (``brudno match``'s command line is :mod:`brudno.commands.match`):
+``brudno match``'s command line is :mod:`brudno.commands.match`; this module plays the games
+it schedules (:mod:`brudno.arena.schedule`: every pair, each opening with both colours).  The
+runner keeps the clock as cutechess and fastchess do (:mod:`brudno.arena.clock`): a move later
+than the time left (or the move time) plus ``--timemargin`` loses on time and is not played;
+an illegal move or none loses; an engine that exits loses the game and is restarted.  Games
+end by the rules (:mod:`brudno.arena.referee`) or by optional adjudication
+(:mod:`brudno.arena.adjudication`: draw, resign, move cap, Syzygy tables).  ``--pgn`` appends
+each game as it finishes.  With ``--sprt`` no game is scheduled once the test decides (running
+ones finish and count); an interrupt stops at once and the finished games are the result
+(:mod:`brudno.arena.results`).
 
-``--option`` and ``--name`` apply to the ``--engine`` before them.  With more than two
-engines every pair plays (a round robin) and ``--games`` is per pair.  Each opening is played
-twice, once with each engine as white; without ``--openings`` every pair starts from the
-standard position (:mod:`brudno.arena.schedule`).
-
-The clock is kept by the runner, as cutechess and fastchess keep it: each side has its time
-left; an engine is told both clocks (``wtime``/``btime``, increments, ``movestogo``), the time
-from sending ``go`` to reading ``bestmove`` is charged to it, the increment is added after the
-move, and a move that arrives later than the time left plus ``--timemargin`` is a loss on time
-(it is not played; the runner stops waiting at that moment).  With ``--movetime`` a move later
-than the move time plus the margin is a loss on time too (:mod:`brudno.arena.clock`).  An
-illegal move, or none, loses; an engine that exits or closes its output loses the game and is
-restarted for the next one.  These are counted per engine and printed with the results.
-
-Games end by the rules (checkmate, stalemate, insufficient material, third repetition, fifty
-moves for chess; the game adapter's own rules for other variants: :mod:`brudno.arena.referee`)
-or by optional adjudication (:mod:`brudno.arena.adjudication`), checked after every move with
-the engine's last reported score from its own point of view (a mate score counts as beyond
-any threshold):
-
-* ``--draw movenumber=N movecount=M score=S``: from move N on, a draw once both engines'
-  scores have stayed within S centipawns of zero for M consecutive moves each (2M plies);
-* ``--resign movecount=M score=S``: an engine loses once its own score has been S or more
-  centipawns below zero for M consecutive moves (``twosided=true``: and its opponent's at
-  least S above zero for its last M moves);
-* ``--maxmoves N``: a draw when move N+1 would start;
-* ``--tb DIR``: chess positions that Syzygy tables in DIR cover are decided by the tables
-  (cursed wins and blessed losses are draws, as the fifty-move rule makes them).
-
-``--pgn FILE`` appends each game as it finishes, with the tags Event, Site, Date, Round (the
-game's number in the schedule), White, Black, Result, Variant (not for chess), FEN and SetUp
-(when the opening is a position), TimeControl, Termination (``normal``, ``time forfeit``,
-``rules infraction``, ``abandoned``, ``adjudication``), PlyCount, GameStartTime,
-GameDuration and OpeningSource (book file and entry); book moves carry ``{book}``, engine
-moves ``{score/depth time}``, and the last comment says why the game ended.
-
-Progress goes to a stream (stderr from the command: a line per finished game, the score every
-``--report-every`` games).  With ``--sprt`` (two engines) the match stops scheduling games
-once the test decides; games already running finish and count.  An interrupt stops the match
-at once; the games finished until then are the result (:mod:`brudno.arena.results`).
+The rules in full (clock, adjudication, PGN tags): docs/development.md, *Match rules and
+statistics*.
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ __all__ = [
     "Opening",
     "OpeningError",
     "OpeningOrder",
+    "OpeningSelection",
     "count_openings",
     "load_openings",
 ]
@@ -161,23 +162,37 @@ def _variant_fen(variant: str, line: str, label: str) -> Opening:
     return Opening(None if canonical == start else canonical, (), label)
 
 
+@dataclass(frozen=True, slots=True)
+class OpeningSelection:
+    """Which openings a file gives: for which variant, in which order (``sequential``, or
+    ``random`` shuffled with ``seed``), from which entry (1-based), PGN lines cut to
+    ``plies``."""
+
+    variant: str = "chess"
+    order: OpeningOrder | str = OpeningOrder.SEQUENTIAL
+    start: int = 1
+    seed: int | None = None
+    plies: int | None = None
+
+
 def load_openings(
-    path: str | Path,
-    count: int,
-    *,
-    variant: str = "chess",
-    order: OpeningOrder | str = OpeningOrder.SEQUENTIAL,
-    start: int = 1,
-    seed: int | None = None,
-    plies: int | None = None,
+    path: str | Path, count: int, selection: OpeningSelection = OpeningSelection()
 ) -> list[Opening]:
     """``count`` openings from ``path``, parsed and checked.
 
-    ``order`` is ``sequential`` (entries ``start``, ``start+1``, … wrapping around at the end
-    of the file) or ``random`` (a shuffle of the whole file with ``seed``, then taken in that
-    order from ``start``; the same seed gives the same openings).  ``plies`` cuts PGN main
-    lines.  Raises :class:`OpeningError` for an unreadable file, an empty one, or a bad entry.
+    ``selection.order`` is ``sequential`` (entries ``start``, ``start+1``, … wrapping around
+    at the end of the file) or ``random`` (a shuffle of the whole file with ``seed``, then
+    taken in that order from ``start``; the same seed gives the same openings).  ``plies``
+    cuts PGN main lines.  Raises :class:`OpeningError` for an unreadable file, an empty one,
+    or a bad entry.
     """
+    variant, start, seed, plies = (
+        selection.variant,
+        selection.start,
+        selection.seed,
+        selection.plies,
+    )
+    order = selection.order
     path = Path(path)
     try:
         order = OpeningOrder(order)

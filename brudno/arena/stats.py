@@ -1,30 +1,15 @@
 """Match statistics: Elo difference with a confidence interval, LOS, and the SPRT.
 
-Everything here is a pure function of game counts, so the match runner, scripts and tests all
-agree on the numbers.  The model is the *logistic* Elo model that cutechess, fastchess and
-every rating list use for match results: a score fraction ``s`` (wins plus half the draws,
-over the games) corresponds to the Elo difference ``-400·log10(1/s - 1)``.
+Pure functions of game counts, so the match runner, scripts and tests agree on the numbers.
+The model is the logistic Elo model (``-400·log10(1/s - 1)`` for a score fraction ``s``), as
+in cutechess, fastchess and the rating lists.  Intervals are the normal approximation on the
+score mapped through it (so not symmetric far from 50%), per game (trinomial) or per game pair
+(pentanomial).  LOS is ``Φ((W - L) / √(W + L))``.  The SPRT is fishtest's and fastchess's
+generalised SPRT on logistic Elo, on pentanomial counts when games come in pairs, with Wald's
+bounds.
 
-Confidence intervals use the normal approximation on the *score* (the central limit theorem
-applies to the mean of the per-game or per-pair scores) and map the interval's ends through
-that function, which is why the interval is not symmetric around the estimate when the
-score is far from 50%.  With game pairs (the same opening played with both colours) the
-*pentanomial* model counts pair outcomes 0, ½, 1, 1½, 2 points; it removes the variance the
-opening adds and gives a narrower, honest interval.  Both are offered; the match prints the
-pentanomial one when it has pairs.
-
-LOS (likelihood of superiority) is the probability that the first engine is the stronger one
-given its wins and losses: ``Φ((W - L) / √(W + L))``.  Draws carry no information about which
-engine is stronger, so they do not enter (the standard formula, also in cutechess).
-
-The SPRT is the *generalised* SPRT (GSPRT) used by fishtest and fastchess: for each
-hypothesis H0: Elo = elo0 and H1: Elo = elo1 (logistic Elo), the outcome distribution is the
-maximum-likelihood one among those whose expected score is the hypothesis's score, and the
-log-likelihood ratio compares the two.  The MLE under a mean constraint has the closed form
-``p_i = p̂_i / (1 + λ·(a_i - s))`` (a Lagrange-multiplier argument; ``a_i`` is the score of
-outcome ``i``), with the scalar λ found by bisection.  It runs on the pentanomial counts when
-games come in pairs (as fishtest does) and on W/D/L otherwise.  Bounds are Wald's:
-``log(beta/(1-alpha))`` and ``log((1-beta)/alpha)``.
+Why these models, and the GSPRT's maximum-likelihood step: docs/development.md, *Match rules
+and statistics*.
 """
 
 from __future__ import annotations

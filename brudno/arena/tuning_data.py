@@ -44,6 +44,7 @@ __all__ = [
     "DATA_DIR_ENV",
     "DEFAULT_STOCKFISH",
     "OPENINGS_SUBDIR",
+    "DataConfig",
     "TuneDataError",
     "add_quiet_plies",
     "find_data_dir",
@@ -303,33 +304,45 @@ def _played_candidates(files: Sequence[Path], positions: int, seed: int) -> list
     return found[:positions]
 
 
-def generate(
-    out: Path,
-    *,
-    positions: int,
-    depth: int,
-    plies: int = 8,
-    seed: int = 1,
-    games: Sequence[Path] | None = None,
-    played: Sequence[Path] | None = None,
-    result_weight: float = 0.0,
-    data_dir: Path | None = None,
-    stockfish: str = DEFAULT_STOCKFISH,
-    command: str = "",
-) -> int:
+@dataclass(frozen=True, slots=True)
+class DataConfig:
+    """What ``brudno tune data`` labels: how many positions, at which Stockfish depth, from
+    which games (``played`` PGN files, else openings of ``games`` or the shared data in
+    ``data_dir`` extended by up to ``plies`` random quiet plies), with which seed, blending
+    ``result_weight`` of the game's result into the label; ``command`` is recorded in the
+    file's header."""
+
+    positions: int
+    depth: int
+    plies: int = 8
+    seed: int = 1
+    games: Sequence[Path] | None = None
+    played: Sequence[Path] | None = None
+    result_weight: float = 0.0
+    data_dir: Path | None = None
+    stockfish: str = DEFAULT_STOCKFISH
+    command: str = ""
+
+
+def generate(out: Path, config: DataConfig) -> int:
     """Write a labelled data set to ``out``; return how many positions it holds.
 
-    The positions are those along the games of the PGN files ``played`` when given, else
-    openings extended by random quiet plies: the openings of ``games``, else those of the
-    shared data (``data_dir`` or as :func:`find_data_dir` finds it).  ``result_weight`` (for
-    played positions) blends the game's result into the engine's label; at 1 no engine runs.
+    The positions are those along the games of the PGN files ``config.played`` when given,
+    else openings extended by random quiet plies: the openings of ``games``, else those of
+    the shared data (``data_dir`` or as :func:`find_data_dir` finds it).  ``result_weight``
+    (for played positions) blends the game's result into the engine's label; at 1 no engine
+    runs.
     """
+    positions, plies, seed, played = config.positions, config.plies, config.seed, config.played
+    result_weight, stockfish, command = config.result_weight, config.stockfish, config.command
     if not 0.0 <= result_weight <= 1.0:
         raise TuneDataError(f"result weight {result_weight} outside [0, 1]")
     if played:
         candidates = _played_candidates(played, positions, seed)
     else:
-        candidates = _candidates(opening_files(games, data_dir), positions, plies, seed)
+        candidates = _candidates(
+            opening_files(config.games, config.data_dir), positions, plies, seed
+        )
         result_weight = 0.0
     header = [
         "# Brudno Texel tuning data: FEN ; side-to-move win probability",
@@ -339,7 +352,7 @@ def generate(
         lines = [*header, "# labels: the game's result from the side to move's view"]
         lines += [f"{c.fen} ; {c.result:.4f}" for c in candidates]
     else:
-        lines = header + _engine_labels(candidates, depth, result_weight, stockfish)
+        lines = header + _engine_labels(candidates, config.depth, result_weight, stockfish)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return len(candidates)
 

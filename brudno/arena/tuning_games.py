@@ -47,6 +47,7 @@ __all__ = [
     "MAX_PLIES",
     "RESIGN_CP",
     "RESIGN_PLIES",
+    "GamesConfig",
     "GamesSummary",
     "play_games",
 ]
@@ -146,26 +147,38 @@ def _start(
     raise TuneDataError(f"no usable start in {UNUSABLE_STARTS} tries from {names}")
 
 
+@dataclass(frozen=True, slots=True)
+class GamesConfig:
+    """What ``brudno tune games`` plays: how many games, at how many Stockfish nodes a move,
+    from which openings (else the shared ones, found from ``data_dir``) extended by up to
+    ``plies`` random quiet plies, with which seed; ``command`` is recorded in each game."""
+
+    count: int
+    nodes: int
+    plies: int = 4
+    seed: int = 1
+    openings: Sequence[Path] | None = None
+    data_dir: Path | None = None
+    stockfish: str = DEFAULT_STOCKFISH
+    command: str = ""
+
+
 def play_games(
     out: Path,
+    config: GamesConfig,
     *,
-    count: int,
-    nodes: int,
-    plies: int = 4,
-    seed: int = 1,
-    openings: Sequence[Path] | None = None,
-    data_dir: Path | None = None,
-    stockfish: str = DEFAULT_STOCKFISH,
-    command: str = "",
     progress: Callable[[GamesSummary], None] | None = None,
 ) -> GamesSummary:
-    """Append ``count`` Stockfish self-play games to the PGN file ``out``; say what was played.
+    """Append ``config.count`` Stockfish self-play games to the PGN file ``out``; say what
+    was played.
 
-    ``openings`` are opening files (else the shared ones, found from ``data_dir``); each game
-    starts at a seeded entry of a seeded file plus 0..``plies`` random quiet plies.
+    Each game starts at a seeded entry of a seeded opening file plus 0..``plies`` random
+    quiet plies.
     """
+    count, nodes, plies, seed = config.count, config.nodes, config.plies, config.seed
+    stockfish, command = config.stockfish, config.command
     rng = random.Random(seed)
-    files = opening_files(openings, data_dir)
+    files = opening_files(config.openings, config.data_dir)
     entries = [opening_entries(path) for path in files]
     summary = GamesSummary(0, 0, 0, 0)
     with reference_engine(stockfish) as engine, out.open("a", encoding="utf-8") as handle:

@@ -24,6 +24,7 @@ from brudno.commands.serve import TOKEN_ENV, resolve_token
 from protocol.transports.connect import (
     CONNECT_TIMEOUT_S,
     AddressError,
+    BridgeConfig,
     BridgeError,
     bridge,
     parse_address,
@@ -122,12 +123,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         asyncio.run(
             bridge(
-                target.host,
-                target.port,
-                token=target.token,
+                BridgeConfig(
+                    target.host,
+                    target.port,
+                    token=target.token,
+                    timeout=args.connect_timeout,
+                    tls=target.tls,
+                ),
                 stdout=sys.stdout.buffer,
-                timeout=args.connect_timeout,
-                tls=target.tls,
             )
         )
     except BridgeError as exc:

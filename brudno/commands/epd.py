@@ -29,6 +29,7 @@ from brudno.arena.epd import (
     EpdError,
     EpdPosition,
     EpdResult,
+    SuiteConfig,
     SuiteLimit,
     load_suite,
     run_suite,
@@ -181,10 +182,7 @@ def run(args: argparse.Namespace) -> int:
         name, results = asyncio.run(
             run_suite(
                 positions,
-                command,
-                limit,
-                options=args.option,
-                concurrency=args.concurrency,
+                SuiteConfig(command, limit, options=args.option, concurrency=args.concurrency),
                 on_result=on_result,
                 on_nodes=on_nodes,
             )

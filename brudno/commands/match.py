@@ -40,7 +40,7 @@ from typing import Any, TextIO
 from brudno.arena.adjudication import DrawRule, ResignRule
 from brudno.arena.clock import DEFAULT_TIMEMARGIN_MS, TimeControl
 from brudno.arena.match import Match
-from brudno.arena.openings import OpeningError, OpeningOrder, load_openings
+from brudno.arena.openings import OpeningError, OpeningOrder, OpeningSelection, load_openings
 from brudno.arena.players import EngineConfig
 from brudno.arena.results import MatchResult
 from brudno.arena.settings import START_POSITION, MatchError, MatchSettings
@@ -211,11 +211,13 @@ def settings_from_args(args: argparse.Namespace) -> MatchSettings:
                 load_openings(
                     args.openings,
                     (args.games + 1) // 2,
-                    variant=args.variant,
-                    order=args.openings_order,
-                    start=args.openings_start,
-                    seed=args.seed,
-                    plies=args.openings_plies,
+                    OpeningSelection(
+                        variant=args.variant,
+                        order=args.openings_order,
+                        start=args.openings_start,
+                        seed=args.seed,
+                        plies=args.openings_plies,
+                    ),
                 )
             )
         except OpeningError as exc:

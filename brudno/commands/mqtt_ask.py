@@ -37,6 +37,7 @@ from protocol.transports.mqtt.ask import (
     DEFAULT_RETRY_AFTER_S,
     DEFAULT_TIMEOUT_S,
     AskClient,
+    AskOptions,
     AskTimeoutError,
     NoWorkerOnlineError,
     build_job,
@@ -178,9 +179,9 @@ async def ask_once(question: Question) -> ExitStatus:
             question.game,
             question.job,
             timeout=question.timeout_s,
-            retry_after=question.retry_after_s,
-            on_line=show,
-            require_worker=True,
+            options=AskOptions(
+                retry_after=question.retry_after_s, on_line=show, require_worker=True
+            ),
         )
     if quiet:
         shown = (

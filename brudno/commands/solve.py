@@ -6,28 +6,13 @@ Usage (scripts depend on this interface)::
                  [--pv-nodes N] [--progress-interval SECONDS] [--quiet] POSITION...
     brudno solve [--game ...] [--json] ... -        # positions from stdin, one per line
 
-**Connect Four** (``--game cfour``, the default).  POSITION is a column string of the solver
-literature (``4453``: columns 1..7, first player first; ``""`` or ``startpos`` for the empty
-board) or a ``cfour`` FEN (quoted or not).  The score follows the common convention, from the
-side to move's view: ``22 - s`` for a win with one's ``s``-th stone, 0 for a draw, negative for
-a loss (``4455`` scores 18, ``44455554221`` scores -15).  ``--weak`` proves only the outcome
-(score 1, 0 or -1, much faster early in the game); ``--analyze`` adds the exact score of every
-column.  Stdin lines in Pascal Pons' test-set format (``<moves> <score>``) are checked against
-their expected score, and the exit status says whether all matched.
-
-**Grundy's game** (``--game grundy``).  POSITION is a FEN such as ``7`` or ``5/3/1 b 2``.  The
-Sprague-Grundy theory solves it outright: score 1 (the side to move wins) or -1, the nim-sum,
-and the moves to a zero nim-sum.
-
-Output: a few ``key  value`` lines per position, or with ``--json`` one JSON object per line
-with at least ``score``, ``best_moves`` (UCI notation), ``nodes`` and ``time_ms``.  An early
-position can take the solver minutes, so progress goes to stderr meanwhile
-(:class:`brudno.progress.SuiteProgress`, fed by the solver's progress callback): positions done,
-solved so far, nodes, nodes/s and time; a bar on a terminal, else a line every
-``--progress-interval`` seconds; ``--quiet`` for none.
-
-Exit status: 0 solved (and as expected); 1 some expected score did not match; 2 bad input;
-3 a position was not solved within ``--max-nodes``; 130 interrupted.
+Connect Four (``--game cfour``, the default; POSITION a column string such as ``4453`` or a
+FEN) scores in the literature's convention (``22 - s`` for a win with one's ``s``-th stone, 0 a
+draw, negative a loss); Grundy's game (``--game grundy``) is solved by its Sprague-Grundy
+values.  Output: ``key  value`` lines, or one JSON object per line (``--json``); progress on
+stderr.  Exit status: 0 solved (and as expected), 1 an expected score did not match, 2 bad
+input, 3 not solved within ``--max-nodes``, 130 interrupted.  Details: docs/playing.md,
+*Connect Four* and *Grundy's game*.
 """
 
 from __future__ import annotations
@@ -52,6 +37,7 @@ from games.grundy import Grundy, grundy_value
 
 __all__ = [
     "SOLVABLE_GAMES",
+    "CfourOptions",
     "ExitStatus",
     "SolveReport",
     "configure",
@@ -175,16 +161,25 @@ def parse_cfour(text: str) -> Connect4:
     return Connect4.from_text(stripped)
 
 
+@dataclass(frozen=True, slots=True)
+class CfourOptions:
+    """How ``brudno solve`` solves a Connect Four position: ``weak`` (win, draw or loss
+    only), ``analyze`` (every column's score too), ``pv_nodes`` (the budget for the line)."""
+
+    weak: bool = False
+    analyze: bool = False
+    pv_nodes: int | None = None
+
+
 def solve_cfour(
     position: Connect4,
     solver: Connect4Solver,
     *,
     label: str,
-    weak: bool = False,
-    analyze: bool = False,
-    pv_nodes: int | None = None,
+    options: CfourOptions = CfourOptions(),
 ) -> SolveReport:
     """Solve one position (SolveAbortedError when the solver's budget runs out)."""
+    weak, analyze, pv_nodes = options.weak, options.analyze, options.pv_nodes
     if position.is_terminal():
         raise GameError(f"the game is over, there is nothing to solve ({label})")
     started = time.perf_counter()
@@ -323,9 +318,7 @@ def _solve(args: argparse.Namespace, solver: Connect4Solver, text: str, label: s
             parse_cfour(text),
             solver,
             label=label,
-            weak=args.weak,
-            analyze=args.analyze,
-            pv_nodes=args.pv_nodes,
+            options=CfourOptions(weak=args.weak, analyze=args.analyze, pv_nodes=args.pv_nodes),
         )
     return solve_grundy(Grundy.from_fen(text), label=label)
 

@@ -44,14 +44,15 @@ from brudno.arena.tuning_data import (
     DATA_DIR_ENV,
     DEFAULT_STOCKFISH,
     OPENINGS_SUBDIR,
+    DataConfig,
     TuneDataError,
     generate,
     read_data,
 )
-from brudno.arena.tuning_games import GamesSummary, play_games
+from brudno.arena.tuning_games import GamesConfig, GamesSummary, play_games
 from brudno.argtypes import fraction, non_negative_int, positive_int
 from engine.eval import LinearEvaluator
-from engine.tune import Sample, TuneResult, mean_squared_error, tune
+from engine.tune import FitConfig, Sample, TuneResult, mean_squared_error, tune
 from games.chess_game import DEFAULT_WEIGHTS_PATH
 
 __all__ = ["configure", "run"]
@@ -196,8 +197,7 @@ def _run_games(args: argparse.Namespace) -> int:
         if summary.games % 100 == 0:
             print(_summary(summary), file=sys.stderr, flush=True)
 
-    summary = play_games(
-        args.out,
+    config = GamesConfig(
         count=args.count,
         nodes=args.nodes,
         plies=args.plies,
@@ -206,8 +206,8 @@ def _run_games(args: argparse.Namespace) -> int:
         data_dir=args.data_dir,
         stockfish=args.stockfish,
         command=shlex.join(parts),
-        progress=progress,
     )
+    summary = play_games(args.out, config, progress=progress)
     print(_summary(summary))
     print(f"time {time.perf_counter() - started:.1f} s")
     return 0
@@ -230,16 +230,18 @@ def _run_data(args: argparse.Namespace) -> int:
     command = shlex.join(parts)
     count = generate(
         args.out,
-        positions=args.positions,
-        depth=args.depth,
-        plies=args.plies,
-        seed=args.seed,
-        games=args.games,
-        played=args.played,
-        result_weight=args.result_weight,
-        data_dir=args.data_dir,
-        stockfish=args.stockfish,
-        command=command,
+        DataConfig(
+            positions=args.positions,
+            depth=args.depth,
+            plies=args.plies,
+            seed=args.seed,
+            games=args.games,
+            played=args.played,
+            result_weight=args.result_weight,
+            data_dir=args.data_dir,
+            stockfish=args.stockfish,
+            command=command,
+        ),
     )
     print(f"positions {count}")
     print(f"time {time.perf_counter() - started:.1f} s")
@@ -281,16 +283,14 @@ def _run_fit(args: argparse.Namespace) -> int:
             raise TuneDataError("--holdout must be 0 or at least 2")
         held = samples[args.holdout - 1 :: args.holdout]
         samples = [s for i, s in enumerate(samples, 1) if i % args.holdout]
-    result = tune(
-        samples,
-        start.weights,
+    config = FitConfig(
         iterations=args.iterations,
         learning_rate=args.learning_rate,
         k=args.k,
         regularization=args.l2,
         frozen={name for name in start.weights if name.startswith(tuple(args.freeze))},
-        progress=progress,
     )
+    result = tune(samples, start.weights, config, progress=progress)
     _write_weights(args.out, result.weights)
     for line in _report(result, skipped):
         print(line)

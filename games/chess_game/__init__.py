@@ -14,10 +14,11 @@ centipawns).
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import chess
 
+from engine.game import Game
 from games.chess_game.adapter import (
     DEFAULT_WEIGHTS_PATH,
     ChessGame,
@@ -25,9 +26,12 @@ from games.chess_game.adapter import (
     describe_status,
     from_fen,
 )
+from games.chess_game.book import OpeningBook
 from games.chess_game.levels import CHESS_ELO
+from games.chess_game.tablebase import FoundTables, SyzygySettings, find_tables
 from games.chess_game.zobrist import zobrist_key
-from games.variant import Variant, Weights
+from games.variant import FoundTables as AnyFoundTables
+from games.variant import Tablebases, TableSettings, Variant, Weights
 
 __all__ = [
     "DEFAULT_WEIGHTS_PATH",
@@ -39,6 +43,19 @@ __all__ = [
     "zobrist_key",
 ]
 
+
+def _use_tables(game: Game[Any], found: AnyFoundTables | None, probing: TableSettings) -> None:
+    """Give a chess position the Syzygy tables ``found`` (``None``: none) under ``probing``."""
+    if not isinstance(game, ChessGame):
+        return
+    settings = None
+    if isinstance(found, FoundTables):
+        settings = SyzygySettings.from_found(
+            found, probe_depth=probing.depth, probe_limit=probing.limit, rule50=probing.rule50
+        )
+    game.use_tablebases(settings)
+
+
 VARIANT: Final = Variant(
     "chess",
     chess.STARTING_FEN,
@@ -46,4 +63,6 @@ VARIANT: Final = Variant(
     "Standard chess (python-chess adapter)",
     weights=Weights(default_evaluator, from_fen),
     elo_scale=CHESS_ELO,
+    open_book=OpeningBook.open,
+    tablebases=Tablebases(find_tables, _use_tables),
 )

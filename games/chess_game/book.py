@@ -27,7 +27,6 @@ import random
 import stat
 import sys
 from array import array
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -36,6 +35,7 @@ import chess.polyglot
 
 from engine.game import Game, IllegalMoveError
 from games.chess_game.adapter import ChessGame
+from games.variant import BookMove, GameFileError
 
 __all__ = ["BOOK_VARIANT", "ENTRY_BYTES", "BookError", "BookMove", "OpeningBook"]
 
@@ -49,20 +49,8 @@ _CHECK_CHUNK_ENTRIES = 1 << 16
 """Entries read at once while checking the key order (1 MiB): bounded memory for any book."""
 
 
-class BookError(ValueError):
+class BookError(GameFileError):
     """A file that cannot be used as a Polyglot book; the message names it and says why."""
-
-
-@dataclass(frozen=True, slots=True)
-class BookMove:
-    """The move a book chose: its text in the game's notation, its weight, and the sum of the
-    weights of the position's playable book moves (``weight / total`` is its probability)."""
-
-    move: str
-    weight: int
-    total: int
-    candidates: int
-    """How many playable book moves the position has."""
 
 
 class OpeningBook:

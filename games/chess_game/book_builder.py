@@ -1,30 +1,18 @@
 """Making Polyglot opening books from PGN games (python-chess reads books, but writes none).
 
-:class:`BookBuilder` counts, for every position of the games' first ``max_ply`` plies, how
-often each move was played there and how it scored for the side that played it; its
-:meth:`~BookBuilder.entries` are the book; :func:`write_book` writes them as Polyglot's
-16-byte big-endian records (key u64, move u16, weight u16, learn u32), sorted by key.
+:class:`BookBuilder` counts, for every position of the games' first ``max_ply`` plies (ply as
+``BookDepth`` counts it), how often each move was played there and how it scored for the side
+that played it, positions keyed by their Polyglot key so transpositions merge; its
+:meth:`~BookBuilder.entries` are the book, and :func:`write_book` writes them as Polyglot's
+16-byte big-endian records (key u64, move u16, weight u16, learn u32), sorted by key, castling
+as king takes rook.  Weights (:class:`Weighting`): ``score`` (Polyglot ``make``'s 2 per win, 1
+per draw or unfinished game, the default) or ``count``; weight 0 is never written, and weights
+beyond 16 bits are scaled together.  ``min_count`` and ``min_score`` (percent, ``(2 W + D) /
+(2 N)``) filter moves.  Games of other variants (Chess960 included) are skipped; a game with a
+bad move is used up to it.
 
-* **Positions** are keyed by their Polyglot Zobrist key (:func:`chess.polyglot.zobrist_hash`),
-  so transpositions share their entries.  Only positions whose ply (as the engine counts it
-  for ``BookDepth``: from the FEN's move number, 0 at the start position) is below
-  ``max_ply`` are counted.
-* **Moves** use Polyglot's encoding: ``to_file | to_row << 3 | from_file << 6 |
-  from_row << 9 | promotion << 12`` (promotion 1 knight .. 4 queen), castling as the king
-  taking its own rook (``e1h1``, ``e1a1``, ``e8h8``, ``e8a8``), which python-chess's reader
-  turns back into ``e1g1`` and so on.
-* **Weights** (:class:`Weighting`): ``score`` (the default) is Polyglot ``make``'s, two points
-  for every game the side that moved went on to win, one for every draw (and every game with
-  no result, ``*``), none for a loss; ``count`` is how often the move was played.  A move
-  whose weight is 0 (it only ever lost) is not written: readers never play such entries.
-  When the largest weight exceeds 16 bits, all are scaled by the same factor (at least 1
-  each), so the proportions a weighted draw follows are kept as well as 16 bits allow.
-* **Filters:** ``min_count`` drops moves played in fewer games (one game's idea is not
-  theory); ``min_score`` drops moves that scored below that percentage for the side that
-  played them (``(2 W + D) / (2 N)``).
-* **Games skipped:** those of other variants (Chess960 included): Polyglot keys and castling
-  describe standard chess.  A game whose movetext goes wrong (an illegal or unreadable move)
-  is used up to the error.
+The encoding and the reasons: docs/playing.md, *Opening books* and *How the games and books
+are built*.
 """
 
 from __future__ import annotations

@@ -35,6 +35,8 @@ from typing import Final
 import chess
 import chess.syzygy
 
+from games.variant import GameFileError
+
 __all__ = [
     "MAX_PIECES",
     "FoundTables",
@@ -44,7 +46,6 @@ __all__ = [
     "open_tables",
     "probe_wdl",
     "root_moves",
-    "split_path",
 ]
 
 logger = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ _PROBE_ERRORS: Final = (KeyError, IndexError, ValueError, OSError)
 ``MissingTableError``), or one damaged beyond its header."""
 
 
-class TablebaseError(ValueError):
+class TablebaseError(GameFileError):
     """A ``SyzygyPath`` that cannot be used: the message says which directory or file and why,
     naming them as they were given."""
 
@@ -128,12 +129,6 @@ class SyzygySettings:
     def limit(self) -> int:
         """Positions with at most this many pieces are probed (0: none)."""
         return min(self.probe_limit, self.pieces)
-
-
-def split_path(value: str) -> list[str]:
-    """The directories of a ``SyzygyPath`` value (``os.pathsep`` between them; empty parts and
-    surrounding blanks dropped)."""
-    return [part.strip() for part in value.split(os.pathsep) if part.strip()]
 
 
 def _check_table(path: Path, suffix: str) -> str | None:

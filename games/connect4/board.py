@@ -1,38 +1,24 @@
 """Connect Four (7 columns by 6 rows) on native bitboards, as cutechess and Fairy-Stockfish play it.
 
-**Board encoding.**  Each column takes seven bits, ``bit = column * 7 + row`` (row 0 at the
-bottom), the seventh bit of a column being an always-empty sentinel so that shifted bitboards
-never carry a line from the top of one column into the bottom of the next.  A position is two
-integers: ``_cur``, the stones of the side to move, and ``_mask``, every stone on the board; the
-column heights are implicit in ``_mask`` (a column's stones are contiguous from the bottom, so
-``mask + bottom_bit`` is the next free cell).  This is Pascal Pons' encoding, chosen because the
-two questions the search asks most (where can I drop, which empty cells would complete a four)
-are a handful of shifts and masks on the whole board at once.  ``push`` flips the point of view
-(``_cur`` becomes the opponent's stones), so nothing on the hot path branches on the colour.
-
-**Notation.**  The variant is ``cfour``.  FENs follow Fairy-Stockfish's connect-four dialect:
-ranks 6..1, files a..g, ``P`` for the first player (white) and ``p`` for the second, and the
-stones still in hand in brackets, white's first::
+**Notation.**  The variant is ``cfour``.  FENs follow Fairy-Stockfish's connect-four dialect
+(ranks 6..1, files a..g, ``P`` first player, ``p`` second, stones in hand in brackets)::
 
     7/7/7/7/7/7[PPPPPPPPPPPPPPPPPPPPPppppppppppppppppppppp] w - - 0 1
 
-Moves are drops onto the *landing* square, ``P@d1`` (UCI drop notation writes the piece in upper
-case for both sides).  As input, the file alone (``d``), the landing square (``d1``) and the
-column digit of the solver literature (``4``, columns 1..7 from the left) are accepted too.  A
-whole position may also be given as a column string, ``4453`` (the moves played, first player
-first), wherever a FEN is accepted: :meth:`Connect4.from_text` tells the two apart.
+Moves are drops onto the landing square, ``P@d1``; as input the file (``d``), the landing
+square (``d1``) and the solver literature's column digit (``4``, columns 1..7) are accepted
+too, and a column string (``4453``, the moves played) wherever a FEN is
+(:meth:`Connect4.from_text`).
 
-**Terminal rules.**  The game ends when the player who just moved has four in a row (a loss for
-the side to move, ``terminal_value() == -1``) or when the board is full (a draw); in both cases
+**Terminal rules.**  The game ends when the player who just moved has four in a row
+(``terminal_value() == -1`` for the side to move) or the board is full (a draw); either way
 ``legal_moves()`` is empty.
 
-**Evaluation.**  Five named features, each "mine minus the opponent's" from the side to move's
-view: ``open2`` and ``open3`` (four-cell windows holding two or three of a player's stones and
-none of the other's), ``threats`` (empty cells that would complete a four), ``parity_threats``
-(those threats on the rows that favour their owner in the endgame: odd rows for the first
-player, even rows for the second, after Allis' zugzwang analysis) and ``center`` (stones in the
-d-file, which lies on the most windows).  :meth:`Connect4.features` counts them window by window;
-:meth:`Connect4.evaluate` gets the same numbers with bit-parallel adders over all 69 windows.
+**Evaluation.**  Five "mine minus the opponent's" features: ``open2``, ``open3``,
+``threats``, ``parity_threats`` and ``center``; :meth:`Connect4.evaluate` agrees with
+:meth:`Connect4.features`.
+
+The encoding and the features explained: docs/playing.md, *Connect Four's board*.
 """
 
 from __future__ import annotations

@@ -1,31 +1,19 @@
 """An exact Connect Four solver: the game-theoretic score of a position, and the moves that keep it.
 
 **Score.**  The solver literature's convention (Pascal Pons' test sets): from the side to move's
-point of view, ``22 - s`` when it wins with its ``s``-th stone (so 1 for a win with the very
-last stone, 18 for a win with the 4th), 0 for a draw, and the negated figure when the opponent
-wins.  With ``n`` stones on the board a win on the spot scores ``(43 - n) // 2``.
-:func:`engine_score` converts it to the engine's mate distance in plies, so that UCI prints the
+point of view, ``22 - s`` when it wins with its ``s``-th stone (1 for a win with the very last
+stone, 18 for a win with the 4th), 0 for a draw, the negated figure when the opponent wins.
+With ``n`` stones on the board a win on the spot scores ``(43 - n) // 2``.
+:func:`engine_score` converts it to the engine's mate distance in plies, so UCI prints the
 same fact as ``score mate N``.
 
-**Algorithm.**  Negamax with alpha-beta, tuned the way Pons' tutorial ("Solving Connect 4")
-describes, re-derived here for Python:
+**Limits.**  Negamax with alpha-beta in pure Python: early positions can take minutes.  A stop,
+the node and time budgets and the optional progress callback
+(:meth:`Connect4Solver.report_progress`) are checked every :data:`CHECK_INTERVAL` nodes; a
+stop or a spent budget raises :class:`SolveAbortedError`.  Nodes counted are negamax calls, as
+in Pons' tables.
 
-* *losing-move anticipation*: a node never generates a drop that hands the opponent an
-  immediate win, nor a drop under an opponent's threat; when the opponent has two immediate
-  wins the node is lost without search;
-* *score bounds from the stone count*: the side to move cannot win before its next drop and
-  cannot lose before the opponent's, which clips the window before any move is tried;
-* *move ordering*: drops that create the most threats first, centre columns first on ties;
-* a *transposition table* keyed by the position key, holding an upper bound (after a full
-  search of the node) or a lower bound (after a beta cut-off);
-* *null-window narrowing* at the root (an MTD-style bisection of the score range, biased
-  towards zero because most positions are close): each probe ``negamax(med, med + 1)`` proves
-  the score above or below ``med``, and the table carries the proof into the next probe.
-
-Python pays per bytecode, so the recursion works on plain integers (side to move's stones,
-mask, stone count) with constants bound to locals, and stop/budget checks (and the optional
-progress callback, :meth:`Connect4Solver.report_progress`) happen every
-:data:`CHECK_INTERVAL` nodes.  Nodes counted are negamax calls, as in Pons' tables.
+The algorithm and its tuning: docs/playing.md, *Connect Four's solver*.
 """
 
 from __future__ import annotations

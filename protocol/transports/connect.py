@@ -35,6 +35,7 @@ import ssl
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from typing import BinaryIO
 
 import chess.engine
@@ -227,15 +228,20 @@ def _read_stdin(
         return  # the loop is gone
 
 
+@dataclass(frozen=True, slots=True)
+class BridgeConfig:
+    """Which server :func:`bridge` connects to: its address, the token it wants (``None``:
+    none), TLS (``None``: plain TCP), and how long connecting may take."""
+
+    host: str
+    port: int
+    token: str | None = None
+    timeout: float = CONNECT_TIMEOUT_S
+    tls: ssl.SSLContext | None = None
+
+
 async def bridge(
-    host: str,
-    port: int,
-    *,
-    token: str | None = None,
-    stdin_fd: int = 0,
-    stdout: BinaryIO | None = None,
-    timeout: float = CONNECT_TIMEOUT_S,
-    tls: ssl.SSLContext | None = None,
+    config: BridgeConfig, *, stdin_fd: int = 0, stdout: BinaryIO | None = None
 ) -> None:
     """Forward stdin to the server and the server's output to stdout until it closes.
 
@@ -244,8 +250,11 @@ async def bridge(
     the server closes first (the GUI would otherwise wait for an engine that is gone).
     """
     out = stdout if stdout is not None else sys.stdout.buffer
+    host, port = config.host, config.port
     try:
-        reader, writer = await open_connection(host, port, token=token, timeout=timeout, tls=tls)
+        reader, writer = await open_connection(
+            host, port, token=config.token, timeout=config.timeout, tls=config.tls
+        )
     except (OSError, TimeoutError) as exc:
         raise BridgeError(f"cannot reach {host}:{port}: {exc or 'timed out'}") from exc
     loop = asyncio.get_running_loop()

@@ -1,7 +1,8 @@
-"""The engine's UCI options: what is declared, and what ``setoption`` may change.
+"""The kinds of UCI option, their names, and the store of their values.
 
-Declarations are data (one frozen spec per option) so the ``uci`` answer, validation and the
-defaults cannot drift apart.  :meth:`Options.set` is all-or-nothing: a rejected value raises
+Declarations are data (one frozen spec per option, declared with its change handler in
+:mod:`protocol.uci.engine`'s table) so the ``uci`` answer, validation and the defaults cannot
+drift apart.  :meth:`Options.set` is all-or-nothing: a rejected value raises
 :class:`OptionError` and leaves every stored value as it was (DESIGN.md convention 8).
 
 Option names are not case-sensitive in UCI, so lookups fold case; values are stored and
@@ -11,19 +12,11 @@ combo value ``TicTacToe`` is stored as the declared ``tictactoe``).
 
 from __future__ import annotations
 
-import json
-import math
-import os
-import stat
-from collections.abc import Mapping, Sequence
+import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.eval import LinearEvaluator
-from engine.lab.classic import UCI_ALGORITHMS
-from engine.search import ABLATIONS
-from engine.skill import FULL_STRENGTH, EloScale
-from engine.smp.searcher import MAX_THREADS
 from protocol.errors import OptionError, UnknownOptionError
 from protocol.text import printable
 from protocol.uci.commands import parse_int, show
@@ -31,43 +24,54 @@ from protocol.uci.commands import parse_int, show
 __all__ = [
     "ANY_PATH",
     "BOOK_FILES",
+    "EMPTY_STRING",
     "EVAL_FILES",
-    "EVAL_FILE_SHIPPED",
     "NO_EVAL_FILES",
     "Button",
     "Check",
     "Combo",
     "EvalFileAccess",
     "FileKind",
-    "LoadedWeights",
     "OptionError",
+    "OptionName",
     "OptionSpec",
     "Options",
     "Spin",
     "String",
     "UnknownOptionError",
-    "default_specs",
-    "is_default_eval_file",
-    "load_weights",
 ]
 
 EMPTY_STRING = "<empty>"
 """How UCI spells the empty string as an option value (both in ``option`` and ``setoption``)."""
 
-EVAL_FILE_SHIPPED = "<default>"
-"""Accepted as an ``EvalFile`` value meaning the shipped weights, like the empty default.
 
-Only accepted, never declared as the default: python-chess splits an ``option`` line at the
-word ``default`` wherever it stands alone, ``<default>`` included, and would misread it."""
+class OptionName(enum.StrEnum):
+    """Every option Brudno declares, spelled as the ``uci`` listing shows it."""
 
-WEIGHT_LIMIT = 10_000
-"""Largest weight magnitude ``EvalFile`` accepts, in centipawns.  Scores from ±29,488 up are
-mate scores, so a table whose terms reach such sizes would be read as mates; a weight of a
-hundred pawns is a unit mistake (pawns scaled twice), not an experiment."""
-
-MAX_EVAL_FILE_BYTES = 1 << 20
-"""Larger ``EvalFile``s are refused unread (the chess table is about 17 KB): the file is read
-on the session's event loop, which a server shares among its clients."""
+    HASH = "Hash"
+    THREADS = "Threads"
+    MULTI_PV = "MultiPV"
+    PONDER = "Ponder"
+    MOVE_OVERHEAD = "Move Overhead"
+    CLEAR_HASH = "Clear Hash"
+    VARIANT = "UCI_Variant"
+    CHESS960 = "UCI_Chess960"
+    SHOW_WDL = "UCI_ShowWDL"
+    ANALYSE_MODE = "UCI_AnalyseMode"
+    OPPONENT = "UCI_Opponent"
+    ALGORITHM = "Algorithm"
+    EVAL_FILE = "EvalFile"
+    SYZYGY_PATH = "SyzygyPath"
+    SYZYGY_PROBE_DEPTH = "SyzygyProbeDepth"
+    SYZYGY_50_MOVE_RULE = "Syzygy50MoveRule"
+    SYZYGY_PROBE_LIMIT = "SyzygyProbeLimit"
+    OWN_BOOK = "OwnBook"
+    BOOK_FILE = "BookFile"
+    BOOK_DEPTH = "BookDepth"
+    BOOK_SEED = "BookSeed"
+    SKILL_LEVEL = "Skill Level"
+    LIMIT_STRENGTH = "UCI_LimitStrength"
+    ELO = "UCI_Elo"
 
 
 def _check_name(name: str) -> None:
@@ -147,77 +151,6 @@ class String:
 
 
 OptionSpec = Spin | Check | Combo | Button | String
-
-HASH_MAX_MIB = 4096
-BOOK_DEPTH_DEFAULT = 16
-"""Plies from the game's start within which the book is asked."""
-BOOK_DEPTH_MAX = 255
-BOOK_SEED_MAX = (1 << 31) - 1
-
-
-def default_specs(
-    variants: Sequence[str], elo_scale: EloScale | None = None
-) -> tuple[OptionSpec, ...]:
-    """The options Brudno declares, with ``UCI_Variant`` offering ``variants``.
-
-    ``Threads`` is the number of search processes (Lazy SMP, :mod:`engine.smp`): the main
-    search and ``Threads - 1`` helpers sharing one ``Hash``-sized table.
-    ``Algorithm`` picks the searcher: ``pvs`` is the production search, ``pvs-no-*`` the same
-    search with one heuristic off (for measuring each by a match), the other values the
-    classic algorithms of :mod:`engine.lab.classic` (for matching them against each other).
-    ``EvalFile`` names a JSON weights table replacing the game's shipped one (so a match can
-    compare two tables with one installation); :func:`load_weights` says what it accepts, and
-    the empty default (or ``<default>``) means the shipped weights.  Only games whose
-    evaluation is such a table (chess) take one; the session refuses it for the others.
-    ``OwnBook``, ``BookFile``, ``BookDepth`` and ``BookSeed`` are the Polyglot opening book
-    (chess only): the session plays a book move, drawn by weight with a generator seeded by
-    the position's key and ``BookSeed``, while the game's ply is below ``BookDepth``.
-    ``SyzygyPath``, ``SyzygyProbeDepth``, ``Syzygy50MoveRule`` and ``SyzygyProbeLimit`` are
-    Stockfish's endgame tablebase options, declared as Stockfish declares them
-    (:mod:`protocol.uci.syzygy` handles them).
-    ``Skill Level`` (0..20, 20 the full strength) is a playing level for every game
-    (:mod:`engine.skill`); ``UCI_LimitStrength`` and ``UCI_Elo`` choose one by Elo on
-    ``elo_scale``, and are declared only with a scale, over its measured range only.
-    The variant default is ``chess`` when it is offered, else the first variant given.
-    """
-    if not variants:
-        raise ValueError("at least one variant is needed for UCI_Variant")
-    variant_default = "chess" if "chess" in variants else variants[0]
-    return (
-        Spin("Hash", 16, 1, HASH_MAX_MIB),
-        Spin("Threads", 1, 1, MAX_THREADS),
-        Spin("MultiPV", 1, 1, 256),
-        Check("Ponder", False),
-        Spin("Move Overhead", 30, 0, 5000),
-        Button("Clear Hash"),
-        Combo("UCI_Variant", variant_default, tuple(variants)),
-        Check("UCI_Chess960", False),
-        Check("UCI_ShowWDL", False),
-        Check("UCI_AnalyseMode", False),
-        String("UCI_Opponent", ""),
-        Combo("Algorithm", "pvs", ("pvs", *ABLATIONS, *UCI_ALGORITHMS)),
-        String("EvalFile", ""),
-        String("SyzygyPath", ""),
-        Spin("SyzygyProbeDepth", 1, 1, 100),
-        Check("Syzygy50MoveRule", True),
-        Spin("SyzygyProbeLimit", 7, 0, 7),
-        Check("OwnBook", False),
-        String("BookFile", ""),
-        Spin("BookDepth", BOOK_DEPTH_DEFAULT, 1, BOOK_DEPTH_MAX),
-        Spin("BookSeed", 0, 0, BOOK_SEED_MAX),
-        Spin("Skill Level", FULL_STRENGTH, 0, FULL_STRENGTH),
-        *_elo_specs(elo_scale),
-    )
-
-
-def _elo_specs(elo_scale: EloScale | None) -> tuple[OptionSpec, ...]:
-    """``UCI_LimitStrength`` and ``UCI_Elo`` over the scale's measured range (none without)."""
-    if elo_scale is None:
-        return ()
-    return (
-        Check("UCI_LimitStrength", False),
-        Spin("UCI_Elo", elo_scale.lowest, elo_scale.lowest, elo_scale.highest),
-    )
 
 
 class Options:
@@ -350,34 +283,6 @@ def _convert(spec: Spin | Check | Combo | String, value: str | None) -> int | bo
 
 
 @dataclass(frozen=True, slots=True)
-class LoadedWeights:
-    """A weights table read by :func:`load_weights`, with what was done to fit it."""
-
-    evaluator: LinearEvaluator
-    from_file: int
-    """Weights the file gave."""
-    kept: tuple[str, ...]
-    """Features the file left out, which keep their shipped weight."""
-    rounded: int
-    """Fractional weights rounded to whole centipawns."""
-
-    def summary(self, path: str) -> str:
-        """One line for the client confirming what is now in use."""
-        text = f"EvalFile: {_count(self.from_file, 'weight')} from {path}"
-        if self.kept:
-            text += f", {_count(len(self.kept), 'missing feature')} at the shipped weight"
-        if self.rounded:
-            text += f", {_count(self.rounded, 'fractional weight')} rounded"
-        return text
-
-
-def is_default_eval_file(value: str) -> bool:
-    """True for the ``EvalFile`` values that mean the shipped weights."""
-    text = value.strip()
-    return text in ("", EMPTY_STRING) or text.casefold() == EVAL_FILE_SHIPPED
-
-
-@dataclass(frozen=True, slots=True)
 class FileKind:
     """How :meth:`EvalFileAccess.locate`'s refusals name an option that reads a file."""
 
@@ -494,117 +399,3 @@ ANY_PATH = EvalFileAccess(any_path=True)
 
 NO_EVAL_FILES = EvalFileAccess(any_path=False)
 """``EvalFile`` refuses every file; only the shipped weights (the servers' default)."""
-
-
-def load_weights(
-    path: Path, shipped: Mapping[str, float], *, game: str, shown_as: str | None = None
-) -> LoadedWeights:
-    """Read and check an ``EvalFile``: a flat JSON object ``{"feature": weight}``.
-
-    This is the format ``brudno tune fit --out`` writes and
-    :meth:`~engine.eval.LinearEvaluator.from_json` reads.  Refused, with an
-    :class:`OptionError` naming the file and the problem: an unreadable file, text that is
-    not JSON or not an object, feature names ``shipped`` does not have (a typo would
-    otherwise weigh nothing, silently), weights that are not finite numbers or exceed
-    ±:data:`WEIGHT_LIMIT`.  Accepted and adjusted:
-
-    * a feature the file leaves out keeps its shipped weight, so a file may change just the
-      terms of an experiment (``{"material.mg.N": 400}``); the summary counts them;
-    * a fractional weight is rounded to whole centipawns, as the tuner writes them: the chess
-      adapter's fast evaluation needs integer weights and falls back to a several times slower
-      route otherwise, which would handicap the very engine a match is measuring.
-
-    Messages name the file ``shown_as`` (default: ``path``), so a server can name it as its
-    client did without revealing where its weights directory is.
-    """
-    where = str(path) if shown_as is None else shown_as
-    text = _read_text(path, where)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _eval_file_error(
-            f"{where} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", where
-        ) from None
-    except (ValueError, RecursionError) as exc:  # an integer of thousands of digits, nesting
-        raise _eval_file_error(f"{where} is not usable JSON: {exc}", where) from None
-    if not isinstance(data, dict):
-        raise _eval_file_error(
-            f"{where} holds a JSON {type(data).__name__}, not an object of feature weights",
-            where,
-        )
-    unknown = [show(name) for name in data if name not in shipped]
-    if unknown:
-        raise _eval_file_error(f"{where}: unknown {game} features {_some(unknown)}", where)
-    bad = [
-        f"{show(name)}: {_clip(json.dumps(value))}"
-        for name, value in data.items()
-        if not _is_number(value)
-    ]
-    if bad:
-        raise _eval_file_error(f"{where}: weights that are not numbers: {_some(bad)}", where)
-    too_big = [
-        f"{show(name)}: {value}" for name, value in data.items() if abs(value) > WEIGHT_LIMIT
-    ]
-    if too_big:
-        raise _eval_file_error(
-            f"{where}: weights beyond ±{WEIGHT_LIMIT} centipawns: {_some(too_big)}", where
-        )
-    weights: dict[str, float] = dict(shipped)
-    rounded = 0
-    for name, value in data.items():
-        whole = round(value)
-        rounded += whole != value
-        weights[name] = whole
-    kept = tuple(name for name in shipped if name not in data)
-    return LoadedWeights(LinearEvaluator(weights), len(data), kept, rounded)
-
-
-def _read_text(path: Path, where: str) -> str:
-    """The file's text, refusing (without blocking) anything but a modest regular file: a
-    FIFO would block the event loop on open, ``/dev/zero`` would fill the memory."""
-
-    def nonblocking(name: str, flags: int) -> int:
-        return os.open(name, flags | getattr(os, "O_NONBLOCK", 0))
-
-    try:
-        with open(path, "rb", opener=nonblocking) as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise _eval_file_error(f"{where} is not a regular file", where)
-            data = handle.read(MAX_EVAL_FILE_BYTES + 1)
-    except OSError as exc:
-        raise _eval_file_error(f"cannot read {where}: {exc.strerror or exc}", where) from None
-    if len(data) > MAX_EVAL_FILE_BYTES:
-        raise _eval_file_error(
-            f"{where} is larger than {MAX_EVAL_FILE_BYTES} bytes: not a weights table", where
-        )
-    try:
-        return data.decode("utf-8-sig")  # a BOM, as some editors write, is harmless
-    except UnicodeDecodeError:
-        raise _eval_file_error(f"{where} is not UTF-8 text", where) from None
-
-
-def _is_number(value: object) -> bool:
-    """A JSON number usable as a weight (JSON ``true`` is a Python int; ``NaN`` parses)."""
-    if isinstance(value, bool):
-        return False
-    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
-
-
-def _eval_file_error(what: str, value: str) -> OptionError:
-    return OptionError(f"EvalFile: {what}", option="EvalFile", value=value)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def _clip(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _some(items: Sequence[str], limit: int = 5) -> str:
-    """The first few of a possibly long list (a wrong file can have hundreds of bad names)."""
-    shown = ", ".join(items[:limit])
-    if len(items) > limit:
-        shown += f" and {len(items) - limit} more"
-    return shown

@@ -21,8 +21,9 @@ Invariants this module keeps:
   an internal error is logged in full here and reaches the client as one short line.
 
 The session never searches itself: searches, perft and bench run in a :class:`SearchRunner`
-off the event loop.  The session owns the position (as start FEN + moves, so a change of
-``UCI_Chess960`` or ``UCI_Variant`` can rebuild it), the options, and the output sink.
+off the event loop; the options, the position and what the options load are its
+:class:`~protocol.uci.engine.Engine`'s.  The session schedules: the command queue, jobs,
+``go``/``stop``/``ponderhit``, and the output sink.
 """
 
 from __future__ import annotations
@@ -39,46 +40,25 @@ from typing import Any, Protocol
 
 from engine.control import SearchControl
 from engine.emergency import emergency_move
-from engine.eval import LinearEvaluator
-from engine.game import Game, GameError, IllegalMoveError
+from engine.game import Game, IllegalMoveError
 from engine.info import SearchInfo, SearchResult
 from engine.limits import Limits
 from engine.perft import divide_until_stopped
-from engine.shm import SharedMemoryFullError
-from engine.skill import FULL_STRENGTH, EloScale, Skill
-from games.chess_game.book import BOOK_VARIANT, BookError, BookMove, OpeningBook
-from games.registry import GAMES, get_variant
-from games.variant import Variant
 from protocol.text import printable
 from protocol.uci import commands as cmd
 from protocol.uci.bench import run_bench
+from protocol.uci.engine import Engine, Policies
 from protocol.uci.formatting import (
     bestmove_line,
     error_line,
-    explanation_lines,
     id_lines,
     info_line,
     info_string,
     option_line,
 )
-from protocol.uci.options import (
-    ANY_PATH,
-    BOOK_FILES,
-    Button,
-    EvalFileAccess,
-    OptionError,
-    Options,
-    default_specs,
-    is_default_eval_file,
-    load_weights,
-)
+from protocol.uci.options import ANY_PATH, EvalFileAccess, OptionName, Options
 from protocol.uci.runner import SearchRunner, ThreadRunner
-from protocol.uci.syzygy import (
-    ANY_SYZYGY_PATH,
-    SYZYGY_OPTIONS,
-    SessionTablebases,
-    SyzygyAccess,
-)
+from protocol.uci.syzygy import ANY_SYZYGY_PATH, SyzygyAccess
 
 log = logging.getLogger(__name__)
 
@@ -149,14 +129,30 @@ class LineSink(Protocol):
     def send(self, line: str, *, droppable: bool = False) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class _EvalFile:
-    """A table loaded through ``EvalFile``, for the game whose features it was checked
-    against, and the file's name as the client gave it (for ``eval``)."""
+class _Output:
+    """The session's output: lines, ``info string`` notes and errors (a
+    :class:`~protocol.uci.engine.Reporter` for the engine)."""
 
-    game: str
-    path: str
-    evaluator: LinearEvaluator
+    def __init__(self, sink: LineSink) -> None:
+        self.sink = sink
+
+    def send(self, line: str) -> None:
+        self.sink.send(line)
+
+    def say(self, text: str) -> None:
+        self.sink.send(info_string(text))
+
+    def internal_error(self, during: str, exc: BaseException, offending: str) -> None:
+        """A bug or a failed worker: the whole story goes to the server's log; the client
+        gets one short line (the exception's type, no message that could hold paths)."""
+        log.error("internal error in %s (%s)", during, offending.strip()[:200], exc_info=exc)
+        self.error(f"internal error in {during} ({type(exc).__name__})", offending.strip())
+
+    def error(self, what: str, offending: str) -> None:
+        # Echo the client's text back safely: control bytes would corrupt the line framing.
+        shown = printable(offending)
+        log.info("client error: %s (%s)", what, shown)
+        self.sink.send(error_line(what, shown))
 
 
 class EngineSession:
@@ -165,7 +161,8 @@ class EngineSession:
     The transport decides what this client may touch on the machine it runs on:
 
     * ``runner_factory`` builds the runner (threads on stdio, a worker process on servers);
-    * ``hash_budget`` lets a server share memory among sessions (see the attribute below);
+    * ``hash_budget`` lets a server share memory among sessions
+      (:class:`~protocol.uci.engine.Policies`);
     * ``thread_budget`` lets a server share its cores among sessions (likewise);
     * ``eval_files`` says which files ``setoption name EvalFile`` may read
       (:class:`~protocol.uci.options.EvalFileAccess`): any path by default, as on stdio, where
@@ -189,28 +186,13 @@ class EngineSession:
         book_files: EvalFileAccess = ANY_PATH,
     ) -> None:
         self._sink = sink
-        self._eval_files = eval_files
-        self._tablebases = SessionTablebases(syzygy)
-        """The Syzygy tables (``SyzygyPath``, policy ``syzygy`` as for ``eval_files``)."""
-        self._book_files = book_files
-        self._book: OpeningBook | None = None
-        """``BookFile``'s book, open; ``None`` while there is none."""
-        self._thread_budget = thread_budget
-        """Asked before ``Threads`` changes (a server sharing its cores among sessions):
-        called with the requested count, it returns the count granted (and accounted) and,
-        when that is fewer, why."""
-        self._hash_budget = hash_budget
-        """Asked before ``Hash`` grows or shrinks (a server sharing memory among sessions):
-        called with the requested MiB, it returns ``None`` to allow (and account) the new
-        size, or the reason to refuse, which the client gets as an error; nothing changes."""
-        self._options = Options(default_specs(list(GAMES), _declared_elo_scale()))
-        self._runner = runner_factory(self._options.get_int("Hash"))
-        self._variant: Variant = get_variant(self._options.get_str("UCI_Variant"))
-        self._weights: _EvalFile | None = None
-        """``EvalFile``'s table; ``None`` while the shipped weights are in use."""
-        self._start_fen: str | None = None
-        self._moves: tuple[str, ...] = ()
-        self._game: Game[Any] = self._variant.new()
+        self._out = _Output(sink)
+        self._engine = Engine(
+            runner_factory,
+            self._out,
+            Policies(hash_budget, thread_budget, eval_files, syzygy, book_files),
+        )
+        self._runner = self._engine.runner
         self._debug = False
         self.state = State.IDLE
         self._control: SearchControl | None = None
@@ -239,11 +221,11 @@ class EngineSession:
     @property
     def position(self) -> Game[Any]:
         """The current position (read-only by convention; the search works on a copy)."""
-        return self._game
+        return self._engine.game
 
     @property
     def options(self) -> Options:
-        return self._options
+        return self._engine.options
 
     @property
     def idle(self) -> bool:
@@ -304,9 +286,7 @@ class EngineSession:
             # that, so a closed session leaves no task and no process behind.
             self._starting.cancel()
             await asyncio.wait((self._starting,))
-        if self._book is not None:
-            self._book.close()
-            self._book = None
+        self._engine.book.close()
         await self._runner.close()
 
     # -- dispatch --------------------------------------------------------------------------
@@ -402,23 +382,22 @@ class EngineSession:
         """Run one command that needs an idle engine (never called while a job runs)."""
         match item.command:
             case cmd.SetOption(name=name, value=value):
-                await self._set_option(name, value)
+                await self._engine.set_option(name, value)
             case cmd.UciNewGame():
                 await self._runner.clear()
             case cmd.Position(fen=fen, moves=moves):
-                self._set_position(fen, moves)
+                self._engine.set_position(fen, moves)
             case cmd.Go(limits=limits, errors=errors):
                 try:
                     self._go(limits, bounded=not errors, seq=item.seq)
                 except Exception as exc:
                     self._internal_error("go", exc, item.line)
                     if self._job is None:  # no search began to answer it: still one bestmove
-                        self._send_bestmove(None, self._game)
+                        self._send_bestmove(None, self._engine.game)
             case cmd.Display():
-                for text in self._game.display().splitlines():
-                    self._send(text)
+                self._send_lines(self._engine.game.display().splitlines())
             case cmd.Eval():
-                self._eval()
+                self._send_lines(self._engine.eval_lines())
             case cmd.Perft(depth=depth):
                 self._perft(depth)
             case cmd.Bench(depth=depth):
@@ -430,282 +409,23 @@ class EngineSession:
     def _uci(self) -> None:
         for text in id_lines(f"{ENGINE_NAME} {engine_version()}", ENGINE_AUTHOR):
             self._send(text)
-        for spec in self._options.specs:
+        for spec in self._engine.options.specs:
             self._send(option_line(spec))
         self._send("uciok")
-
-    async def _set_option(self, name: str, value: str | None) -> None:
-        shown = f"setoption name {name}" + ("" if value is None else f" value {value}")
-        try:
-            before = None if isinstance(self._options.spec(name), Button) else self._options[name]
-            spec = self._options.set(name, value)
-        except OptionError as exc:
-            self._error(str(exc), shown)
-            return
-        if isinstance(spec, Button):
-            if spec.name == "Clear Hash":
-                await self._runner.clear()
-            return
-        if spec.name == "EvalFile" and isinstance(before, str):
-            await self._set_eval_file(before, shown)  # reread even if the name is the same
-            return
-        if spec.name in ("BookFile", "OwnBook"):
-            await self._set_book_option(spec.name, before, shown)
-            return
-        after = self._options[spec.name]
-        if after == before and spec.name != "SyzygyPath":  # a path is reread: new tables?
-            return
-        if spec.name == "Hash":
-            await self._set_hash(self._options.get_int("Hash"), before, shown)
-        elif spec.name == "Threads":
-            await self._set_threads(self._options.get_int("Threads"), before, shown)
-        elif spec.name in ("UCI_Variant", "UCI_Chess960", "UCI_LimitStrength"):
-            self._on_game_options_changed(spec.name)
-        elif spec.name in SYZYGY_OPTIONS:
-            await self._set_syzygy(spec.name, before, shown)
-
-    async def _set_hash(self, hash_mb: int, before: object, shown: str) -> None:
-        """A new table, if a server's ``hash_budget`` has room for it (else nothing changes)."""
-        if self._hash_budget is not None:
-            refusal = self._hash_budget(hash_mb)
-            if refusal is not None:
-                self._options.set("Hash", str(before))
-                self._error(refusal, shown)
-                return
-        try:
-            await self._runner.resize_hash(hash_mb)
-        except SharedMemoryFullError as exc:
-            self._lost_threads(exc, shown)
-
-    async def _set_threads(self, threads: int, before: object, shown: str) -> None:
-        """Start or end search helpers; a server may grant fewer threads than asked (its
-        ``thread_budget``), which the client is told, and the option shows what was granted."""
-        granted = threads
-        if self._thread_budget is not None:
-            granted, why = self._thread_budget(threads)
-            if granted != threads:
-                self._options.set("Threads", str(granted))
-                self._say(f"Threads {threads} asked, {granted} granted: {why}")
-                if granted == before:
-                    return
-        try:
-            await self._runner.set_threads(granted)
-        except SharedMemoryFullError as exc:
-            self._lost_threads(exc, shown)
-        except BaseException:
-            # Nothing changed after all: the option and the budget go back to what they were.
-            self._options.set("Threads", str(before))
-            if self._thread_budget is not None and isinstance(before, int):
-                self._thread_budget(before)
-            raise
-
-    def _lost_threads(self, exc: SharedMemoryFullError, shown: str) -> None:
-        """The table for ``Threads`` above 1 did not fit in shared memory: the runner went
-        back to one thread with a private table, and the client and the server are told."""
-        asked = self._options.get_int("Threads")
-        self._options.set("Threads", "1")
-        if self._thread_budget is not None:
-            self._thread_budget(1)
-        self._error(f"Threads {asked}: {exc}; searching with Threads 1", shown)
-
-    def _on_game_options_changed(self, name: str) -> None:
-        """A new variant starts from its start position; a Chess960 toggle (or new
-        ``EvalFile`` weights) rebuilds the current position under the new convention (or
-        starts over if it cannot); ``UCI_LimitStrength`` asks for the variant's Elo scale."""
-        if name == "UCI_LimitStrength":
-            self._note_no_elo_scale()
-            return
-        if name == "UCI_Variant":
-            self._variant = get_variant(self._options.get_str("UCI_Variant"))
-            self._start_fen, self._moves = None, ()
-            self._game = self._new_game()
-            if self._options.get_bool("OwnBook") and self._variant.name != BOOK_VARIANT:
-                self._say(  # said once, here, rather than at every go
-                    f"OwnBook: no book moves while UCI_Variant is {self._variant.name} "
-                    "(opening books are for chess only)"
-                )
-            self._note_no_elo_scale()
-            return
-        try:
-            self._game = self._build(self._start_fen, self._moves)
-        except GameError as exc:
-            self._say(f"position reset to the start position: {exc}")
-            self._start_fen, self._moves = None, ()
-            self._game = self._new_game()
-
-    async def _set_book_option(self, name: str, before: object, shown: str) -> None:
-        """``OwnBook`` on, or a ``BookFile``, under another variant than chess is refused.
-
-        ``BookFile``: open the book it now names, or close it (the empty value).  As with
-        ``EvalFile``, the file is checked here (on a worker thread: a large book takes a
-        moment), not at the next ``go``: a bad file is reported against the ``setoption``
-        that named it, and the old value and book stay.  Which files may be read is the
-        transport's ``book_files`` policy.  Closing the book always works.
-        """
-        if name == "OwnBook":
-            if self._options.get_bool("OwnBook") and self._variant.name != BOOK_VARIANT:
-                self._options.set("OwnBook", "true" if before else "false")
-                self._error(self._no_book_here("OwnBook"), shown)
-            return
-        value = self._options.get_str("BookFile")
-        book: OpeningBook | None = None
-        if value.strip():
-            try:
-                if self._variant.name != BOOK_VARIANT:
-                    raise OptionError(self._no_book_here("BookFile"), option="BookFile")
-                path, shown_as = self._book_files.locate(value, BOOK_FILES)
-                book = await asyncio.to_thread(OpeningBook.open, path, shown_as=shown_as)
-            except (OptionError, BookError) as exc:
-                self._options.set("BookFile", str(before))
-                self._error(str(exc) if isinstance(exc, OptionError) else f"BookFile: {exc}", shown)
-                return
-            self._say(book.summary())
-        else:
-            self._options.set("BookFile", "")  # one spelling for "no book"
-        old, self._book = self._book, book
-        if old is not None:
-            old.close()
-
-    def _no_book_here(self, option: str) -> str:
-        return f"{option}: opening books are for chess only (UCI_Variant is {self._variant.name})"
-
-    async def _set_syzygy(self, name: str, before: object, shown: str) -> None:
-        """Check a new ``SyzygyPath`` (a bad one is refused and the old value stays), then
-        give the current position the tables under the current probe options."""
-        try:
-            said = await self._tablebases.option_set(self._options, name, before)
-        except OptionError as exc:
-            self._error(str(exc), shown)
-            return
-        if said is not None:
-            self._say(said)
-        self._tablebases.apply(self._game, self._options)
-
-    async def _set_eval_file(self, before: str, shown: str) -> None:
-        """Load the table ``EvalFile`` now names, or go back to the shipped one.
-
-        The file is read and checked here, not at the next ``go``: a bad file is reported
-        against the ``setoption`` that named it and the old value and weights stay.  Good
-        weights rebuild the position (``eval`` and the next search use them) and empty the
-        hash table, whose scores were computed with the old weights.  The table belongs to
-        the game it was checked against: under another variant it is inert, and a variant
-        without a weights table refuses a file outright.  Which files may be read at all is
-        the transport's ``eval_files`` policy; going back to the shipped weights always is.
-        """
-        value = self._options.get_str("EvalFile")
-        loaded: _EvalFile | None = None
-        if is_default_eval_file(value):
-            self._options.set("EvalFile", "")  # one spelling for "shipped", the default
-        else:
-            variant = self._variant
-            try:
-                path, shown_as = self._eval_files.locate(value)
-                if variant.weights is None:
-                    raise OptionError(
-                        f"EvalFile: {variant.name} has no weights table to replace "
-                        f"(only {', '.join(n for n, v in GAMES.items() if v.weights)} has)",
-                        option="EvalFile",
-                        value=value,
-                    )
-                table = load_weights(
-                    path, variant.weights.shipped().weights, game=variant.name, shown_as=shown_as
-                )
-            except OptionError as exc:
-                self._options.set("EvalFile", before)
-                self._error(str(exc), shown)
-                return
-            given = value.strip()
-            loaded = _EvalFile(variant.name, given, table.evaluator)
-            self._say(table.summary(given))
-        old, self._weights = self._weights, loaded
-        if old is None and loaded is None:
-            return  # the shipped weights again
-        if (
-            old is not None
-            and loaded is not None
-            and (old.game, old.evaluator.weights) == (loaded.game, loaded.evaluator.weights)
-        ):
-            # The same table again: keep the evaluator the positions (and their precomputed
-            # tables and caches) already share, and the hash table.
-            self._weights = replace(loaded, evaluator=old.evaluator)
-            return
-        self._on_game_options_changed("EvalFile")
-        await self._runner.clear()
-
-    @property
-    def _evaluator(self) -> LinearEvaluator | None:
-        """The weights positions of the current variant are built with (``None``: shipped)."""
-        loaded = self._weights
-        if loaded is None or loaded.game != self._variant.name:
-            return None
-        return loaded.evaluator
-
-    @property
-    def _chess960(self) -> bool:
-        return self._options.get_bool("UCI_Chess960")
-
-    def _new_game(self, fen: str | None = None) -> Game[Any]:
-        game = self._variant.new(fen, chess960=self._chess960, evaluator=self._evaluator)
-        self._tablebases.apply(game, self._options)
-        return game
-
-    def _build(self, fen: str | None, moves: Iterable[str]) -> Game[Any]:
-        game = self._new_game(fen)
-        _play(game, moves)
-        return game
-
-    def _set_position(self, fen: str | None, moves: tuple[str, ...]) -> None:
-        try:
-            if self._extend(fen, moves):
-                return
-            game = self._build(fen, moves)
-        except GameError as exc:
-            shown = "position " + (f"fen {fen}" if fen is not None else "startpos")
-            if moves:
-                shown += " moves " + " ".join(moves)
-            self._error(str(exc), shown)
-            return
-        self._start_fen, self._moves, self._game = fen, moves, game
-
-    def _extend(self, fen: str | None, moves: tuple[str, ...]) -> bool:
-        """Play only the new moves when ``position`` repeats the current line and adds some.
-
-        A GUI sends the whole game before every ``go``; replaying 150 moves costs a few
-        milliseconds, which a bullet game cannot spare.  Searches and perft work on copies, so
-        the session's game may be advanced in place; a bad move takes the pushed ones back
-        (the position stays as it was) and raises.
-        """
-        known = self._moves
-        if fen != self._start_fen or len(moves) < len(known) or moves[: len(known)] != known:
-            return False
-        _play(self._game, moves[len(known) :])
-        self._moves = moves
-        return True
-
-    def _eval(self) -> None:
-        game = self._game
-        if self._variant.weights is not None:
-            loaded = self._weights
-            in_use = loaded is not None and loaded.game == self._variant.name
-            self._send(f"Weights: {loaded.path if loaded is not None and in_use else 'shipped'}")
-        features = game.features()
-        total = game.evaluate()
-        for text in explanation_lines(game.evaluator.explain(features), total):
-            self._send(text)
-        self._send(f"Evaluation: {total} (side to move's point of view)")
 
     # -- searching -------------------------------------------------------------------------
     def _go(self, limits: Limits, *, bounded: bool, seq: int) -> None:
         """Start a search.  ``bounded`` is False when the ``go`` had a bad part: then a
         search that its valid parts leave without any limit gets a short one instead.
-        With ``OwnBook`` on, a book move is answered at once instead (:meth:`_book_move`)."""
-        book = self._book_move(limits)
+        With ``OwnBook`` on, a book move is answered at once instead
+        (:meth:`~protocol.uci.engine.Engine.book_move`)."""
+        book = self._engine.book_move(limits)
         if book is not None:
             self._say(f"book move {book.move} (weight {book.weight} of {book.total})")
             self._send(bestmove_line(book.move))
             return
         limits = self._checked_searchmoves(limits)
-        if not bounded and not _has_limit(limits, self._game.side):
+        if not bounded and not _has_limit(limits, self._engine.game.side):
             limits = replace(limits, movetime=MALFORMED_GO_MOVETIME_MS)
             self._say(
                 f"searching with movetime {MALFORMED_GO_MOVETIME_MS}: the go had errors "
@@ -715,41 +435,12 @@ class EngineSession:
         release = asyncio.Event()
         if not limits.waits_for_stop:
             release.set()
-        game = self._game.copy()
+        game = self._engine.game.copy()
         if self._debug:
             self._say(f"debug: search {limits} on {game.fen()}")
         self._start_job(self._search_job(game, limits, control, release), control, release)
         if seq <= self._stopped_through:
             self._stop_search()  # a stop (or a newer go) arrived while this go was queued
-
-    def _book_move(self, limits: Limits) -> BookMove | None:
-        """The book's move for this ``go``, or ``None`` to search.
-
-        The book is asked when ``OwnBook`` is on, a ``BookFile`` is open, the variant is chess,
-        the game's ply (from its start, or from the FEN's move number) is below ``BookDepth``,
-        and the ``go`` asks for a move to play: a clock, ``movetime`` or nothing.  A ``go``
-        with ``infinite`` or ``ponder`` (the GUI waits for an analysis or a predicted
-        reply), ``searchmoves`` (a restricted root), ``depth``, ``nodes`` or ``mate`` (a
-        search of a given size or purpose: analysis, tests, fixed-depth matches) is searched.
-        """
-        book = self._book
-        if (
-            book is None
-            or not self._options.get_bool("OwnBook")
-            or self._variant.name != BOOK_VARIANT
-            or limits.waits_for_stop
-            or limits.searchmoves is not None
-            or limits.depth is not None
-            or limits.nodes is not None
-            or limits.mate is not None
-            or self._game.ply >= self._options.get_int("BookDepth")
-        ):
-            return None
-        try:
-            return book.choose(self._game, self._options.get_int("BookSeed"))
-        except Exception as exc:  # a book changed under the engine: search instead
-            self._internal_error("book probe", exc, self._game.fen())
-            return None
 
     def _start_job(
         self,
@@ -788,7 +479,7 @@ class EngineSession:
             if text == "0000":
                 continue
             try:
-                self._game.parse_move(text)
+                self._engine.game.parse_move(text)
             except IllegalMoveError:
                 self._error("illegal searchmove ignored", text)
             else:
@@ -803,16 +494,17 @@ class EngineSession:
         release: asyncio.Event,
     ) -> None:
         result: SearchResult | None = None
+        options = self._engine.options
         try:
             result = await self._runner.search(
                 game,
                 limits,
                 control,
                 self._on_info,
-                multipv=self._options.get_int("MultiPV"),
-                move_overhead_ms=self._options.get_int("Move Overhead"),
-                algorithm=self._options.get_str("Algorithm"),
-                skill=self._skill(),
+                multipv=options.get_int(OptionName.MULTI_PV),
+                move_overhead_ms=options.get_int(OptionName.MOVE_OVERHEAD),
+                algorithm=options.get_str(OptionName.ALGORITHM),
+                skill=self._engine.skill(),
             )
         except Exception as exc:
             self._internal_error("search", exc, game.fen())
@@ -822,32 +514,6 @@ class EngineSession:
             if self.on_result is not None:
                 self.on_result(result)
             self._send_bestmove(result, game)
-
-    def _note_no_elo_scale(self) -> None:
-        """Say once (when it becomes true) that ``UCI_Elo`` does not apply to this variant."""
-        options = self._options
-        if "UCI_LimitStrength" not in options or not options.get_bool("UCI_LimitStrength"):
-            return
-        if self._variant.elo_scale is None:
-            self._say(
-                f"UCI_LimitStrength: {self._variant.name} has no measured Elo scale; "
-                f"Skill Level ({options.get_int('Skill Level')}) sets its level"
-            )
-
-    def _skill(self) -> Skill | None:
-        """The playing level of the next search: ``UCI_Elo`` on the variant's Elo scale when
-        ``UCI_LimitStrength`` is on and the variant has a scale, else ``Skill Level``;
-        ``None`` at full strength."""
-        options = self._options
-        scale = self._variant.elo_scale
-        if (
-            scale is not None
-            and "UCI_LimitStrength" in options
-            and options.get_bool("UCI_LimitStrength")
-        ):
-            return scale.skill(options.get_int("UCI_Elo"))
-        level = options.get_int("Skill Level")
-        return None if level >= FULL_STRENGTH else Skill(level)
 
     def _send_bestmove(self, result: SearchResult | None, game: Game[Any]) -> None:
         if result is None:
@@ -865,7 +531,8 @@ class EngineSession:
 
     def _on_info(self, info: SearchInfo) -> None:
         self._sink.send(
-            info_line(info, show_wdl=self._options.get_bool("UCI_ShowWDL")), droppable=True
+            info_line(info, show_wdl=self._engine.options.get_bool(OptionName.SHOW_WDL)),
+            droppable=True,
         )
 
     def _stop_through(self, seq: int) -> None:
@@ -895,7 +562,7 @@ class EngineSession:
     # -- perft and bench -------------------------------------------------------------------
     def _perft(self, depth: int) -> None:
         control = SearchControl()
-        self._start_job(self._perft_job(self._game.copy(), depth, control), control)
+        self._start_job(self._perft_job(self._engine.game.copy(), depth, control), control)
 
     async def _perft_job(self, game: Game[Any], depth: int, control: SearchControl) -> None:
         try:
@@ -912,7 +579,7 @@ class EngineSession:
 
     def _bench(self, depth: int | None) -> None:
         control = SearchControl()
-        self._start_job(self._bench_job(self._variant.name, depth, control), control)
+        self._start_job(self._bench_job(self._engine.variant.name, depth, control), control)
 
     async def _bench_job(self, variant: str, depth: int | None, control: SearchControl) -> None:
         try:
@@ -925,22 +592,20 @@ class EngineSession:
 
     # -- output ----------------------------------------------------------------------------
     def _send(self, line: str) -> None:
-        self._sink.send(line)
+        self._out.send(line)
+
+    def _send_lines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self._out.send(line)
 
     def _say(self, text: str) -> None:
-        self._sink.send(info_string(text))
+        self._out.say(text)
 
     def _internal_error(self, during: str, exc: BaseException, offending: str) -> None:
-        """A bug or a failed worker: the whole story goes to the server's log; the client
-        gets one short line (the exception's type, no message that could hold paths)."""
-        log.error("internal error in %s (%s)", during, offending.strip()[:200], exc_info=exc)
-        self._error(f"internal error in {during} ({type(exc).__name__})", offending.strip())
+        self._out.internal_error(during, exc, offending)
 
     def _error(self, what: str, offending: str) -> None:
-        # Echo the client's text back safely: control bytes would corrupt the line framing.
-        shown = printable(offending)
-        log.info("client error: %s (%s)", what, shown)
-        self._sink.send(error_line(what, shown))
+        self._out.error(what, offending)
 
 
 def _has_limit(limits: Limits, side: int) -> bool:
@@ -953,26 +618,3 @@ def _has_limit(limits: Limits, side: int) -> bool:
         or limits.mate is not None
         or limits.waits_for_stop
     )
-
-
-def _play(game: Game[Any], moves: Iterable[str]) -> None:
-    """Push ``moves`` onto ``game``; on a bad one, take back those pushed and raise."""
-    pushed = 0
-    try:
-        for text in moves:
-            try:
-                move = game.parse_move(text)
-            except IllegalMoveError as exc:
-                raise IllegalMoveError(f"illegal move {text} in position {game.fen()}") from exc
-            game.push(move)
-            pushed += 1
-    except GameError:
-        for _ in range(pushed):
-            game.pop()
-        raise
-
-
-def _declared_elo_scale() -> EloScale | None:
-    """The Elo scale ``UCI_Elo`` is declared over: the first variant's that has one (chess;
-    the others have ``Skill Level`` only, and the session plays them by it)."""
-    return next((v.elo_scale for v in GAMES.values() if v.elo_scale is not None), None)

@@ -4,10 +4,11 @@ its positions probe.
 Stockfish's four options, declared as it declares them (:func:`~protocol.uci.options.
 default_specs`): ``SyzygyPath`` (directories separated by ``os.pathsep``, ``:`` on Unix;
 ``<empty>``: no tables), ``SyzygyProbeDepth``, ``Syzygy50MoveRule`` and ``SyzygyProbeLimit``.
-A new ``SyzygyPath`` is checked when it is set (:func:`games.chess_game.tablebase.
-find_tables`, off the event loop): a missing directory, one without tables or a damaged table
-is an ``info string error:`` and the option keeps its old value.  Good tables are announced
-(``info string Syzygy: found …``).  Only chess has tables; other variants ignore them.
+A new ``SyzygyPath`` is checked when it is set (by the game's
+:class:`~games.variant.Tablebases` capability, off the event loop): a missing directory, one
+without tables or a damaged table is an ``info string error:`` and the option keeps its old
+value.  Good tables are announced (``info string Syzygy: found …``).  Only the variants with
+the capability (chess) use them; the others ignore them.
 
 The tables are read by the engine's own process.  On stdio that is the user's business, but
 on a server the value would name directories on the *server's* machine, so the transport picks
@@ -25,22 +26,16 @@ a policy, as for ``EvalFile`` (:class:`~protocol.uci.options.EvalFileAccess`):
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from engine.game import Game
-from games.chess_game import ChessGame
-from games.chess_game.tablebase import (
-    FoundTables,
-    SyzygySettings,
-    TablebaseError,
-    find_tables,
-    split_path,
-)
+from games.variant import FoundTables, GameFileError, Tablebases, TableSettings, Variant
 from protocol.errors import OptionError
 from protocol.text import printable
-from protocol.uci.options import Options, server_directory
+from protocol.uci.options import OptionName, Options, server_directory
 
 __all__ = [
     "ANY_SYZYGY_PATH",
@@ -48,12 +43,23 @@ __all__ = [
     "SYZYGY_OPTIONS",
     "SessionTablebases",
     "SyzygyAccess",
-    "use_tablebases",
+    "split_path",
 ]
 
-PATH: Final = "SyzygyPath"
-SYZYGY_OPTIONS: Final = (PATH, "SyzygyProbeDepth", "Syzygy50MoveRule", "SyzygyProbeLimit")
+PATH: Final = OptionName.SYZYGY_PATH
+SYZYGY_OPTIONS: Final = (
+    PATH,
+    OptionName.SYZYGY_PROBE_DEPTH,
+    OptionName.SYZYGY_50_MOVE_RULE,
+    OptionName.SYZYGY_PROBE_LIMIT,
+)
 """The options :class:`SessionTablebases` reacts to."""
+
+
+def split_path(value: str) -> list[str]:
+    """The directories of a ``SyzygyPath`` value (``os.pathsep`` between them; empty parts and
+    surrounding blanks dropped)."""
+    return [part.strip() for part in value.split(os.pathsep) if part.strip()]
 
 
 def _refusal(what: str, value: str) -> OptionError:
@@ -141,17 +147,17 @@ NO_SYZYGY: Final = SyzygyAccess(any_path=False)
 """``SyzygyPath`` refuses every directory (the servers' default)."""
 
 
-def use_tablebases(game: Game[Any], settings: SyzygySettings | None) -> None:
-    """Give ``game`` the tables (``None``: none), if it is a game that has tables (chess)."""
-    if isinstance(game, ChessGame):
-        game.use_tablebases(settings)
-
-
 class SessionTablebases:
-    """The tables one session uses: the checked ``SyzygyPath`` and the probe options."""
+    """The tables one session uses: the checked ``SyzygyPath`` and the probe options.
 
-    def __init__(self, access: SyzygyAccess = ANY_SYZYGY_PATH) -> None:
+    ``kind`` is the tablebase capability ``SyzygyPath`` is checked with (the first variant's
+    that has one, chess); positions of variants with another or none get no tables."""
+
+    def __init__(
+        self, access: SyzygyAccess = ANY_SYZYGY_PATH, kind: Tablebases | None = None
+    ) -> None:
         self._access = access
+        self._kind = kind
         self._found: FoundTables | None = None
         """The tables ``SyzygyPath`` names; ``None`` while it is empty."""
 
@@ -169,9 +175,11 @@ class SessionTablebases:
             self._found = None
             return None
         try:
+            if self._kind is None:
+                raise GameFileError("no game here has tablebases")
             paths, shown = self._access.locate(value)
-            found = await asyncio.to_thread(find_tables, paths, shown)
-        except TablebaseError as exc:
+            found = await asyncio.to_thread(self._kind.find, paths, shown)
+        except GameFileError as exc:
             options.set(PATH, str(before))
             raise _refusal(str(exc), value) from None
         except OptionError:
@@ -180,18 +188,14 @@ class SessionTablebases:
         self._found = found
         return f"{PATH}: {found.summary()}"
 
-    def settings(self, options: Options) -> SyzygySettings | None:
-        """What games probe with under the current options (``None``: no tables)."""
-        found = self._found
-        if found is None:
-            return None
-        return SyzygySettings.from_found(
-            found,
-            probe_depth=options.get_int("SyzygyProbeDepth"),
-            probe_limit=options.get_int("SyzygyProbeLimit"),
-            rule50=options.get_bool("Syzygy50MoveRule"),
+    def apply(self, game: Game[Any], variant: Variant, options: Options) -> None:
+        """Give ``game`` (a position of ``variant``) the tables of the current options."""
+        kind = variant.tablebases
+        if kind is None:
+            return
+        probing = TableSettings(
+            depth=options.get_int(OptionName.SYZYGY_PROBE_DEPTH),
+            limit=options.get_int(OptionName.SYZYGY_PROBE_LIMIT),
+            rule50=options.get_bool(OptionName.SYZYGY_50_MOVE_RULE),
         )
-
-    def apply(self, game: Game[Any], options: Options) -> None:
-        """Give ``game`` the tables of the current options."""
-        use_tablebases(game, self.settings(options))
+        kind.use(game, self._found if kind == self._kind else None, probing)

@@ -20,7 +20,7 @@ def stockfish() -> str:
         "/usr/games/stockfish" if Path("/usr/games/stockfish").exists() else None
     )
     if found is None:
-        pytest.fail("stockfish is not installed (apt-get install stockfish; .ci/run does it)")
+        pytest.fail("stockfish is not installed (apt-get install stockfish; scripts/test does it)")
     return found
 
 

@@ -12,11 +12,14 @@ from typing import Any
 import pytest
 
 from brudno.cli import main
-from brudno.commands.lab import CSV_COLUMNS, Progress, TreeSource
+from brudno.lab.reports import CSV_COLUMNS
+from brudno.lab.runs import Progress
+from brudno.lab.sources import TreeSource
 from engine.lab.classic import ALGORITHMS, CHANCE_ALGORITHMS, DETERMINISTIC_ALGORITHMS
 from engine.lab.trees import TreeSpec, knuth_moore_leaves
 from engine.search import ABLATIONS
-from protocol.uci.options import Combo, Options, default_specs
+from protocol.uci.engine import default_specs
+from protocol.uci.options import Combo, Options
 
 
 def lab(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from brudno.cli import main
-from brudno.commands.lab import PARALLEL_CSV_COLUMNS
+from brudno.lab.reports import PARALLEL_CSV_COLUMNS
 from engine.lab.classic import search
 from engine.lab.parallel import SCHEMES
 from engine.lab.trees import Order, UniformTree

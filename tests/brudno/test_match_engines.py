@@ -43,12 +43,12 @@ def fake(*args: str) -> EngineConfig:
 
 def stockfish_command() -> list[str]:
     """Debian's stockfish (in /usr/games, which is not always on PATH).  Missing is a failure:
-    CI installs it (.ci/run)."""
+    scripts/test installs it."""
     found = shutil.which("stockfish") or (
         "/usr/games/stockfish" if Path("/usr/games/stockfish").exists() else None
     )
     if found is None:
-        pytest.fail("stockfish is not installed (apt-get install stockfish; .ci/run does it)")
+        pytest.fail("stockfish is not installed (apt-get install stockfish; scripts/test does it)")
     return [found]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import chess
 import pytest
 
-from brudno.arena.openings import OpeningError, count_openings, load_openings
+from brudno.arena.openings import OpeningError, OpeningSelection, count_openings, load_openings
 
 
 def test_epd_book_sequential(data_dir: Path) -> None:
@@ -21,15 +21,15 @@ def test_epd_book_sequential(data_dir: Path) -> None:
     ]
     assert first[0].fen == "r1bqkbnr/1ppp1ppp/p1n5/1B2p3/4P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 0 4"
     assert first[0].moves == ()
-    tail = load_openings(path, 2, start=5032)  # wraps around to the first line
+    tail = load_openings(path, 2, OpeningSelection(start=5032))  # wraps around to the first line
     assert [o.label for o in tail] == ["noob_3moves_every30th.epd:5032", first[0].label]
 
 
 def test_epd_book_random_order_is_reproducible(data_dir: Path) -> None:
     path = data_dir / "chess" / "openings" / "UHO_4060_v4_every48th.epd"
-    one = load_openings(path, 5, order="random", seed=7)
-    two = load_openings(path, 5, order="random", seed=7)
-    other = load_openings(path, 5, order="random", seed=8)
+    one = load_openings(path, 5, OpeningSelection(order="random", seed=7))
+    two = load_openings(path, 5, OpeningSelection(order="random", seed=7))
+    other = load_openings(path, 5, OpeningSelection(order="random", seed=8))
     assert one == two
     assert one != other
     assert len({o.label for o in one}) == 5
@@ -48,9 +48,9 @@ def test_pgn_book_gives_the_main_line_from_the_start(data_dir: Path) -> None:
     assert len(first.moves) == 16
     assert first.moves[:4] == ("g1f3", "d7d5", "g2g3", "c7c6")
     assert first.moves[-1] == "a5d2"
-    (cut,) = load_openings(path, 1, plies=4)
+    (cut,) = load_openings(path, 1, OpeningSelection(plies=4))
     assert cut.moves == first.moves[:4]
-    third = load_openings(path, 1, start=3)[0]
+    third = load_openings(path, 1, OpeningSelection(start=3))[0]
     assert third.label == "8moves_v3_every7th.pgn#3"
     assert third.moves != first.moves
 
@@ -58,7 +58,7 @@ def test_pgn_book_gives_the_main_line_from_the_start(data_dir: Path) -> None:
 def test_tictactoe_openings_are_fen_lines(tmp_path: Path) -> None:
     book = tmp_path / "ttt.epd"
     book.write_text("# corner openings\n3/3/P2[PPPPpppp] b - - 0 1\n3/1p1/P2[PPPPppp] w - - 0 2\n")
-    openings = load_openings(book, 3, variant="tictactoe")
+    openings = load_openings(book, 3, OpeningSelection(variant="tictactoe"))
     assert [o.fen for o in openings] == [
         "3/3/P2[PPPPpppp] b - - 0 1",
         "3/1p1/P2[PPPPppp] w - - 0 2",
@@ -79,7 +79,7 @@ def test_bad_books_are_rejected_with_the_line(tmp_path: Path) -> None:
     won = tmp_path / "won.epd"
     won.write_text("3/pp1/PPP[PPpp] b - - 0 3\n")
     with pytest.raises(OpeningError, match="already over"):
-        load_openings(won, 1, variant="tictactoe")
+        load_openings(won, 1, OpeningSelection(variant="tictactoe"))
     empty = tmp_path / "empty.epd"
     empty.write_text("\n# nothing\n")
     with pytest.raises(OpeningError, match="no openings"):
@@ -89,9 +89,9 @@ def test_bad_books_are_rejected_with_the_line(tmp_path: Path) -> None:
     pgn = tmp_path / "book.pgn"
     pgn.write_text('[Event "?"]\n\n1. e4 e5 2. Nf3 Nc6 *\n')
     with pytest.raises(OpeningError, match="chess only"):
-        load_openings(pgn, 1, variant="tictactoe")
+        load_openings(pgn, 1, OpeningSelection(variant="tictactoe"))
     with pytest.raises(OpeningError, match="order"):
-        load_openings(pgn, 1, order="shuffled")
+        load_openings(pgn, 1, OpeningSelection(order="shuffled"))
     illegal = tmp_path / "illegal.pgn"
     illegal.write_text('[Event "?"]\n\n1. e4 e5 2. Ke3 *\n')
     with pytest.raises(OpeningError, match=r"illegal\.pgn#1"):

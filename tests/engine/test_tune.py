@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from engine.tune import SCALE, Sample, fit_k, mean_squared_error, sigmoid, tune
+from engine.tune import SCALE, FitConfig, Sample, fit_k, mean_squared_error, sigmoid, tune
 
 TRUE = {"material": 100, "mobility": -40, "king": 25, "phase_term": 7}
 TRUE_K = 1.3
@@ -51,7 +51,7 @@ def test_tune_recovers_the_known_weights_exactly_after_rounding() -> None:
     """From all-zero weights and the true K, 600 Adam steps land within 0.5 of every true
     weight, so the rounded result is the generating model exactly."""
     samples = synthetic()
-    result = tune(samples, {}, k=TRUE_K, iterations=600, learning_rate=4.0)
+    result = tune(samples, {}, FitConfig(k=TRUE_K, iterations=600, learning_rate=4.0))
     assert result.weights == TRUE
     assert result.error_after == pytest.approx(0.0, abs=1e-20)
     assert result.error_before > 0.02
@@ -64,7 +64,7 @@ def test_k_is_fitted_on_the_start_weights_then_weights_move_toward_the_truth() -
     samples = synthetic()
     start = {"material": 80, "mobility": -20, "king": 0, "phase_term": 0}
     k_on_start = fit_k(samples, start)
-    result = tune(samples, start, iterations=300)
+    result = tune(samples, start, FitConfig(iterations=300))
     assert result.k == k_on_start
     assert result.error_after < result.error_before / 10
     # K absorbed part of the scale, so the weights recover the truth's proportions.
@@ -75,21 +75,25 @@ def test_k_is_fitted_on_the_start_weights_then_weights_move_toward_the_truth() -
 
 def test_error_decreases_with_more_iterations() -> None:
     samples = synthetic()
-    errors = [tune(samples, {}, k=TRUE_K, iterations=n).error_after for n in (0, 10, 100)]
+    errors = [
+        tune(samples, {}, FitConfig(k=TRUE_K, iterations=n)).error_after for n in (0, 10, 100)
+    ]
     assert errors[0] > errors[1] > errors[2]
 
 
 def test_tuning_is_deterministic() -> None:
     samples = synthetic(200, seed=7)
-    first = tune(samples, {"material": 50}, iterations=80)
-    second = tune(samples, {"material": 50}, iterations=80)
+    first = tune(samples, {"material": 50}, FitConfig(iterations=80))
+    second = tune(samples, {"material": 50}, FitConfig(iterations=80))
     assert first == second
 
 
 def test_frozen_and_unseen_weights_keep_their_values_and_order() -> None:
     samples = synthetic()
     start = {"unseen": 12, "material": 100, "mobility": 0}
-    result = tune(samples, start, k=TRUE_K, iterations=600, frozen={"material"}, learning_rate=4.0)
+    result = tune(
+        samples, start, FitConfig(k=TRUE_K, iterations=600, frozen={"material"}, learning_rate=4.0)
+    )
     assert list(result.weights) == ["unseen", "material", "mobility", "king", "phase_term"]
     assert result.weights["unseen"] == 12
     assert result.weights["material"] == 100
@@ -104,10 +108,8 @@ def test_progress_reports_the_error_of_each_reported_iteration() -> None:
     tune(
         samples,
         {},
-        k=TRUE_K,
-        iterations=20,
+        FitConfig(k=TRUE_K, iterations=20, report_every=10),
         progress=lambda i, e: seen.append((i, e)),
-        report_every=10,
     )
     assert [i for i, _ in seen] == [0, 9, 19]
     assert seen[0][1] == pytest.approx(mean_squared_error(samples, {}, TRUE_K))
@@ -128,15 +130,19 @@ def test_regularization_pulls_weights_toward_the_start() -> None:
     and pays for it in training error (which the result reports without the penalty)."""
     samples = synthetic()
     start = {"material": 60, "mobility": 0, "king": 0, "phase_term": 0}
-    free = tune(samples, start, k=TRUE_K, iterations=400, learning_rate=4.0)
-    held = tune(samples, start, k=TRUE_K, iterations=400, learning_rate=4.0, regularization=1.0)
-    mild = tune(samples, start, k=TRUE_K, iterations=400, learning_rate=4.0, regularization=1e-7)
+    free = tune(samples, start, FitConfig(k=TRUE_K, iterations=400, learning_rate=4.0))
+    held = tune(
+        samples, start, FitConfig(k=TRUE_K, iterations=400, learning_rate=4.0, regularization=1.0)
+    )
+    mild = tune(
+        samples, start, FitConfig(k=TRUE_K, iterations=400, learning_rate=4.0, regularization=1e-7)
+    )
     assert held.weights == start
     assert free.weights == TRUE
     assert 60 < mild.weights["material"] < 100
     assert free.error_after < mild.error_after < held.error_after
     with pytest.raises(ValueError, match="regularization"):
-        tune(samples, start, regularization=-1.0)
+        tune(samples, start, FitConfig(regularization=-1.0))
 
 
 def test_the_playing_engine_never_imports_numpy() -> None:

@@ -20,8 +20,8 @@ from games.chess_game.tablebase import (
     SyzygySettings,
     TablebaseError,
     find_tables,
-    split_path,
 )
+from protocol.uci.syzygy import split_path
 from tests.support.paths import DATA
 
 REGULAR = DATA / "syzygy" / "regular"

@@ -1,6 +1,6 @@
 """A real Mosquitto broker for the MQTT tests, and helpers around it.
 
-The broker is Debian's ``mosquitto`` (``.ci/run`` installs it).  It listens on a free loopback
+The broker is Debian's ``mosquitto`` (``scripts/test`` installs it).  It listens on a free loopback
 port with a generated configuration (anonymous access, persistence only when a test asks for
 it).  A missing binary fails the tests: the MQTT transport is not optional.
 
@@ -58,7 +58,7 @@ def mosquitto_binary() -> str:
     for candidate in MOSQUITTO_CANDIDATES:
         if os.access(candidate, os.X_OK):
             return candidate
-    pytest.fail("mosquitto is not installed (Debian: apt-get install mosquitto; .ci/run does)")
+    pytest.fail("mosquitto is not installed (Debian: apt-get install mosquitto; scripts/test does)")
 
 
 def free_port() -> int:

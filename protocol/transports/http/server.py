@@ -1,37 +1,20 @@
 """The monitoring HTTP server: health probes, Prometheus metrics and the live status page.
 
-Routes (``GET`` unless said):
+Routes: ``/healthz`` (liveness), ``/readyz`` (readiness: 200, else 503 with the reason),
+``/metrics`` (Prometheus text), ``/`` with ``/events``, ``/status.json``, ``/board.svg`` and
+``/assets/…`` (the status page), ``POST /login`` and ``POST /logout`` (``GET`` gets 405).
 
-* ``/healthz`` — liveness: 200 ``ok`` while the event loop runs (a hung loop answers nothing);
-* ``/readyz`` — readiness: 200 when the service takes work (a server with a free session
-  slot, a worker subscribed to its jobs), else 503 with the reason;
-* ``/metrics`` — Prometheus' text format, from the service's own registry;
-* ``/`` — the status page; ``/events`` its server-sent events; ``/status.json`` one sample;
-  ``/board.svg`` a position's picture; ``/assets/…`` the page's script and style;
-* ``POST /login`` — the page's login form (with a token); ``POST /logout`` revokes its
-  login session (a ``GET`` is refused with 405: a link cannot log anyone out).
+Guarantees: HTTPS when the config carries a :class:`~protocol.transports.tls.ServerTls`; at
+most ``max_connections`` open, a newcomer closing the oldest *idle* one (:class:`_CappedSite`),
+idle ones closed after ``keepalive_timeout_s``.  With a token everything but the probes, the
+login form and the assets needs it (:mod:`protocol.transports.http.auth`): 401 without it,
+429 with ``Retry-After`` while the address is throttled
+(:class:`~protocol.transports.auth_throttle.AuthThrottle`, shared with the game port).  A
+failing handler is logged with its traceback; the client gets a bare ``500 internal error``.
+Handlers are short and never wait for a search.
 
-Listening (:class:`_CappedSite`): HTTPS when the config carries a
-:class:`~protocol.transports.tls.ServerTls`; at most ``max_connections`` open connections,
-a newcomer beyond it closing the oldest *idle* one (no request in progress), so idle sockets
-cannot lock out a probe; idle connections close after ``keepalive_timeout_s`` anyway.
-
-With a token, everything but the probes, the login form and the assets needs it
-(:mod:`protocol.transports.http.auth`): a request without it gets 401 (the page's 401 is the
-login form).  Wrong tokens count against the client's address in an
-:class:`~protocol.transports.auth_throttle.AuthThrottle` (shared with the game port when
-there is one); while the address is penalised, a token it shows is not checked and gets
-``429`` with ``Retry-After``.  The probes stay open: an orchestrator's probe carries no
-secret, and they tell nothing a port scan would not.
-
-aiohttp rather than a hand-written HTTP/1.1 parser: request parsing, keep-alive, limits on
-header sizes and streamed responses (the server-sent events) are its everyday business, and
-a monitoring port is exactly where one does not want a parser of one's own.  It runs in the
-service's own event loop, beside the sessions: every handler is short and never waits for a
-search.
-
-Errors: a handler that fails is logged with its traceback here; the client gets a bare
-``500 internal error`` (no traceback, no path).
+Why (aiohttp, open probes): docs/deploy.md, *Monitoring: metrics, health probes, a live status
+page* and *Why the services are built as they are*.
 """
 
 from __future__ import annotations

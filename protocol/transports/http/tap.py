@@ -31,6 +31,7 @@ from engine.info import SearchResult
 from protocol.transports.http.metrics import Metrics
 from protocol.transports.http.status import InfoSample, SessionStatus, parse_info
 from protocol.uci import commands as cmd
+from protocol.uci.options import OptionName
 from protocol.uci.session import MAX_QUEUED_COMMANDS, EngineSession, State
 
 MAX_OPEN_GOS: Final = MAX_QUEUED_COMMANDS + 2
@@ -164,9 +165,9 @@ class SessionTap:
         options = session.options
         return SessionStatus(
             sid=self.sid,
-            variant=options.get_str("UCI_Variant"),
+            variant=options.get_str(OptionName.VARIANT),
             fen=session.position.fen(),
-            chess960=options.get_bool("UCI_Chess960"),
+            chess960=options.get_bool(OptionName.CHESS960),
             state=session.state.value,
             info=self.info(),
             searches=self.searches,

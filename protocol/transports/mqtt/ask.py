@@ -1,35 +1,19 @@
 """The client side of the MQTT fleet: publish jobs, collect replies.
 
-``brudno mqtt-ask`` (:mod:`brudno.commands.mqtt_ask`) is a thin command around it.
+:class:`AskClient` keeps one connection (reconnecting with backoff) and any number of jobs in
+flight; ``brudno mqtt-ask`` (:mod:`brudno.commands.mqtt_ask`) is a thin command around it.
+Each job gets fresh Correlation Data, and replies come back on the client's own topic,
+``<prefix>/replies/<client id>`` or, with a user name, ``<prefix>/replies/<user name>/<client
+id>`` (:func:`~protocol.transports.mqtt.topics.client_reply_topic`).
 
-:class:`AskClient` keeps one connection (reconnecting with backoff) and any number of jobs
-in flight over it.  Each job gets fresh Correlation Data; all replies come back on the
-client's own response topic, ``<prefix>/replies/<client id>``, or with a user name
-``<prefix>/replies/<user name>/<client id>`` (which a broker's ACL can tie to the account:
-:func:`~protocol.transports.mqtt.topics.client_reply_topic`).
+Guarantees: a job is re-sent (same correlation data) when the worker that accepted it goes
+``offline``, when none accepted it within ``retry_after``, or after a reconnect; the first
+terminal reply wins.  Jobs expire (Message Expiry) when the client stops waiting.  The
+workers' retained presence is read before publishing, so ``require_worker=True`` fails at
+once when no worker is online.
 
-Why the client re-sends jobs: a job is lost with the worker that held it when the broker does
-not hand unacknowledged shared-subscription messages to another worker (Mosquitto 2.0 does
-not; see :mod:`protocol.transports.mqtt`).  The client therefore watches the workers'
-presence topics and re-sends a job, with the same correlation data, when
-
-* the worker that accepted it goes ``offline`` (its Will: killed, crashed, cut off), or
-* no worker has accepted it within ``retry_after`` seconds (it went to a dead worker's
-  session, or there was no worker), or
-* the client had to reconnect (a reply published meanwhile found no subscriber).
-
-Workers answer a job once, so a re-send never yields two different answers; the first
-terminal reply wins and later copies are ignored.  Jobs carry a Message Expiry equal to the
-time the client is still willing to wait, so a broker drops a job nobody will read.
-
-Presence: the workers' retained ``online``/``offline`` tells the client, right after it
-subscribes, whether anyone serves the prefix at all.  MQTT does not say when the retained
-messages are all in, so the client publishes a marker to its own reply topic after
-subscribing and takes presence as known when the marker comes back: a broker sends the
-retained messages of a subscription before anything published after it (MQTT promises order
-per topic only, but brokers queue one connection's messages in order; should the marker
-never return, the presence seen within the broker timeout counts).  ``brudno mqtt-ask`` then says
-at once that no worker is online instead of waiting for its timeout.
+Why it re-sends, and how it knows the presence is in: docs/deploy.md, *When a worker or the
+broker goes away* and *Why the services are built as they are*.
 """
 
 from __future__ import annotations
@@ -114,6 +98,19 @@ class Answer:
     @property
     def errors(self) -> tuple[str, ...]:
         return tuple(line for line in self.lines if line.startswith("info string error:"))
+
+
+@dataclass(frozen=True, slots=True)
+class AskOptions:
+    """How :meth:`AskClient.ask` waits: re-send after ``retry_after`` seconds without word
+    from a taker (``None``: never), call ``on_line`` with each reply line and
+    ``on_accepted`` with each taker's id, and with ``require_worker`` refuse at once when no
+    worker is online."""
+
+    retry_after: float | None = DEFAULT_RETRY_AFTER_S
+    on_line: LineCallback | None = None
+    on_accepted: LineCallback | None = None
+    require_worker: bool = False
 
 
 @dataclass(eq=False, slots=True)
@@ -289,21 +286,23 @@ class AskClient:
         job: str,
         *,
         timeout: float = DEFAULT_TIMEOUT_S,
-        retry_after: float | None = DEFAULT_RETRY_AFTER_S,
-        on_line: LineCallback | None = None,
-        on_accepted: LineCallback | None = None,
-        require_worker: bool = False,
+        options: AskOptions = AskOptions(),
     ) -> Answer:
         """Publish one job and wait for its terminal reply.
 
-        ``on_line`` sees each reply line as it arrives; ``on_accepted`` gets the id of each
+        ``options.on_line`` sees each reply line as it arrives; ``on_accepted`` gets the id of each
         worker that takes the job (more than one when it had to be re-sent).  Raises
         :class:`AskTimeoutError` when no terminal reply comes within ``timeout`` seconds
         (re-sending as the module explains).  With ``require_worker``, raises
         :class:`NoWorkerOnlineError` at once, publishing nothing, when no worker is online;
         without it the job is published anyway (a worker may yet come for it).
         """
-        if require_worker and not await self.online_workers():
+        retry_after, on_line, on_accepted = (
+            options.retry_after,
+            options.on_line,
+            options.on_accepted,
+        )
+        if options.require_worker and not await self.online_workers():
             raise NoWorkerOnlineError(self._no_worker_message())
         loop = asyncio.get_running_loop()
         pending = _Pending(

@@ -22,6 +22,7 @@ from engine.control import SearchControl
 from engine.game import Game
 from engine.info import InfoCallback, SearchResult
 from engine.limits import Limits
+from protocol.uci.options import OptionName
 from protocol.uci.runner import SearchRunner
 from protocol.uci.workers import ProcessRunner
 
@@ -29,7 +30,12 @@ T = TypeVar("T")
 
 DEFAULT_HASH_MB = 16
 
-EVALUATION_OPTIONS = ("UCI_Variant", "EvalFile", "SyzygyPath", "Syzygy50MoveRule")
+EVALUATION_OPTIONS = (
+    OptionName.VARIANT,
+    OptionName.EVAL_FILE,
+    OptionName.SYZYGY_PATH,
+    OptionName.SYZYGY_50_MOVE_RULE,
+)
 """The options whose values decide the scores a search stores in the table: the game, its
 weights, and which endgames tablebases score (and how)."""
 

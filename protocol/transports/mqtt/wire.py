@@ -1,28 +1,21 @@
 """The wire format between the ask clients and the workers, beyond the topic names
 (:mod:`protocol.transports.mqtt.topics`).
 
-* **Job** — a client publishes UCI text (``setoption …`` lines, ``position …``, one final
-  ``go …`` with a finite limit) to ``<prefix>/jobs/<game>`` at QoS 1, with the MQTT 5
-  *Response Topic* and *Correlation Data* properties.  ``<game>`` is a ``UCI_Variant`` name.
-* **Taking jobs** — workers subscribe to ``$share/<group>/<prefix>/jobs/#``, so the broker
-  hands each job to one worker of the group.  A worker announces *Receive Maximum* =
-  ``concurrency``: the broker never has more unacknowledged jobs out to it than it has
-  search slots.  A job is acknowledged (PUBACK) only after its final reply is published, so a
-  worker that dies mid-job leaves it unacknowledged (see the package notes on lost workers).
-* **Replies** go to the response topic with the correlation data copied back and two user
-  properties (:class:`ReplyProperty`): ``worker`` (the worker's id) and ``status``
-  (:class:`ReplyStatus`): ``accepted`` (empty payload, QoS 0: a worker took the job),
-  ``info`` (QoS 0: progress, thinned to the last ``info`` line per depth and MultiPV line),
-  then exactly one terminal reply at QoS 1: ``done`` (the last ``info`` lines and the
-  ``bestmove`` line) or ``error`` (``info string error: <what> (<offending text>)`` lines:
-  the job was refused and nothing ran; or one ``info string error: internal error, …`` line:
-  the job failed inside the worker, which logged the details under the incident id the line
-  names — a client never sees a traceback or a path of the worker's machine, and never takes
-  a stand-in move for an answer).  Payloads are UTF-8 lines separated by ``\\n``.
-* **Presence** — ``<prefix>/workers/<id>/status`` holds a retained ``online`` while the worker
-  is connected; the Will (and a clean shutdown) set a retained ``offline`` that expires after
-  a day (:data:`OFFLINE_EXPIRY_S`), so departed workers do not litter the topic tree forever.
-* **The same job** — what makes two deliveries one job is :class:`JobKey`.
+* **Job**: UCI text (``setoption`` lines, ``position``, one final ``go`` with a finite limit)
+  published to ``<prefix>/jobs/<game>`` (``<game>`` a ``UCI_Variant`` name) at QoS 1, with
+  *Response Topic* and *Correlation Data*.  Workers take jobs through
+  ``$share/<group>/<prefix>/jobs/#`` with *Receive Maximum* = ``concurrency``, and acknowledge
+  a job only after its terminal reply is published.
+* **Replies**: to the response topic, correlation data copied back, user properties
+  ``worker`` and ``status`` (:class:`ReplyProperty`, :class:`ReplyStatus`): ``accepted`` and
+  ``info`` at QoS 0, then exactly one terminal ``done`` or ``error`` at QoS 1.  An ``error``
+  is ``info string error: …`` lines, never a traceback, a path or a stand-in move.  Payloads
+  are UTF-8 lines.
+* **Presence**: ``<prefix>/workers/<id>/status``, retained ``online``; the Will sets a
+  retained ``offline`` that expires after :data:`OFFLINE_EXPIRY_S`.
+* **The same job**: :class:`JobKey`.
+
+The full tables: docs/deploy.md, *The wire*.
 """
 
 from __future__ import annotations

@@ -1,55 +1,23 @@
 """The worker of an MQTT fleet: takes jobs from the broker, searches them, publishes the answers.
 
-What goes over the wire is in :mod:`protocol.transports.mqtt.wire`; what a job may hold and
-how its replies are thinned, in :mod:`protocol.transports.mqtt.jobs`.  This module is about
-taking jobs in, running each once, and delivering each answer once.
+The wire is :mod:`protocol.transports.mqtt.wire`, a job's checks and reply thinning
+:mod:`protocol.transports.mqtt.jobs`; this module takes jobs in, runs each once and delivers
+each answer once.  :func:`serve_mqtt` runs until its ``stop`` event is set; it neither prints
+nor handles signals, and logs every event as one ``key=value`` line.
 
-Reply topics: a job names its own response topic, so a worker publishes only under the
-allowed reply prefixes (:class:`~protocol.transports.mqtt.topics.ReplyTopics`, by default
-``<prefix>/replies/``); a job naming any other topic (a worker's presence, the jobs tree,
-another fleet's topics) is logged, counted as rejected and dropped unanswered.
+Guarantees: replies go only under the allowed reply prefixes
+(:class:`~protocol.transports.mqtt.topics.ReplyTopics`), other jobs are rejected unanswered;
+a duplicate (:class:`~protocol.transports.mqtt.wire.JobKey`) joins the running job or gets
+the cached reply at most :data:`MAX_REPLAYS` times (memory bounded by ``dedup_bytes``); QoS 0
+jobs beyond ``concurrency + backlog`` pending are dropped, QoS 1 never, so at most ``2 *
+concurrency + backlog`` jobs are held; a job is acknowledged only once its terminal reply is
+published, and a reply the broker refuses or that fails :data:`MAX_REPLY_ATTEMPTS` times is
+given up.  Each job runs in a fresh :class:`EngineSession` on a kept slot
+(:mod:`protocol.transports.mqtt.slots`); only the table carries over, cleared by
+``ucinewgame`` or different evaluation options.
 
-Duplicates: the same job (:class:`~protocol.transports.mqtt.wire.JobKey`: the same response
-topic, correlation data, job topic and payload) seen again — a broker redelivery or a
-client's resend — is answered from a memory of recent jobs (bounded in bytes,
-``dedup_bytes``) and never searched twice: while the job runs the duplicate joins it (and is
-acknowledged with it); once it is done the cached terminal reply is published again — once
-(:data:`MAX_REPLAYS`): later duplicates are acknowledged and ignored, so a stream of
-duplicates cannot turn one job into a stream of replies.  A replay counts as pending while it
-is published, so QoS 0 duplicates also meet the intake bound below.
-
-Intake: Receive Maximum bounds only QoS 1 (and 2) deliveries, so the broker would hand a
-worker QoS 0 jobs as fast as they come.  A worker therefore takes a QoS 0 job only while
-fewer than ``concurrency + backlog`` jobs are pending (taken and not yet answered) and drops
-the rest, counted and logged: QoS 0 promises no delivery.  QoS 1 jobs are never dropped;
-the broker's Receive Maximum keeps at most ``concurrency`` of them pending, so a worker
-holds at most ``2 * concurrency + backlog`` jobs whatever its clients send.
-
-Connections: the worker reconnects with exponential backoff, resubscribes, republishes its
-presence and re-sends terminal replies that could not be published while the broker was
-away (what becomes of the jobs of a worker that vanished: see :mod:`protocol.transports.mqtt`).
-A job is acknowledged only once its terminal reply is published, on the connection it came
-in on (:mod:`protocol.transports.mqtt.connection`).  A reply the broker refuses (a PUBACK
-reason code of 0x80 or more: an ACL denies the topic) is logged and counted, not delivered:
-the job is acknowledged (retrying would be refused again) and the worker publishes nothing
-more to that topic for it.  A reply that repeatedly could not be published (a broker that
-drops the connection on it) is given up after :data:`MAX_REPLY_ATTEMPTS`, and the backoff
-starts over only after a connection has stayed up for ``reconnect_max_s``: a broker that
-disconnects the worker on every publish cannot make it reconnect in a tight loop.
-
-Searches run in a small pool of :class:`~protocol.uci.workers.ProcessRunner` processes (one per
-concurrency slot, kept across jobs: :mod:`protocol.transports.mqtt.slots`), each job in a
-fresh :class:`EngineSession` over a leased runner: options and position never leak from one
-job into the next.  The transposition table does carry over, as between two ``go`` commands
-of a UCI session (it helps when consecutive moves of a game meet the same worker, and
-clearing 16 MiB costs more than a small search), unless the job's evaluation options differ
-from the previous job's on the slot (:meth:`~protocol.transports.mqtt.slots.Slot.prepare`);
-a job that starts with ``ucinewgame`` gets an empty table, and so the same answer from any
-worker for a node- or depth-limited search.
-
-Every event an operator may want is one ``key=value`` log line
-(:func:`protocol.transports.events.log_line`); the worker neither prints nor handles signals:
-:func:`serve_mqtt` runs until its ``stop`` event is set, by whoever owns the process.
+Why: docs/deploy.md, *Flow control, acknowledgement, duplicates*, *When a worker or the broker
+goes away* and *Why the services are built as they are*.
 """
 
 from __future__ import annotations
@@ -113,6 +81,7 @@ from protocol.transports.mqtt.wire import (
 )
 from protocol.transports.observer import ObservedSink, ServiceObserver
 from protocol.transports.thread_budget import ThreadBudget
+from protocol.uci.options import OptionName
 from protocol.uci.session import EngineSession, State
 from protocol.uci.workers import ProcessRunner, warm_up
 
@@ -285,7 +254,7 @@ class MqttWorker:
     @property
     def hash_in_use_mb(self) -> int:
         """The ``Hash`` of the jobs searching now (MiB)."""
-        return sum(s.options.get_int("Hash") for s in self._sessions.values())
+        return sum(s.options.get_int(OptionName.HASH) for s in self._sessions.values())
 
     @property
     def remembered_bytes(self) -> int:

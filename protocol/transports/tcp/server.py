@@ -1,76 +1,22 @@
 """UCI over TCP: many sessions in one server, each connection its own engine.
 
-A connection is one :class:`~protocol.uci.session.EngineSession` (its own position, options and
-transposition table); the transport only moves lines between the socket and the session, like
-:mod:`protocol.transports.stdio`.  Searches run in a worker process per session
-(:class:`~protocol.uci.workers.ProcessRunner`), so sessions search in parallel on all cores and
-the event loop, which never searches, answers ``isready`` and ``stop`` at once.
+A connection is one :class:`~protocol.uci.session.EngineSession` (its own position, options
+and table) whose searches run in a worker process, so the event loop never searches and
+answers ``isready`` and ``stop`` at once.  This module holds :class:`TcpServer` (admits and
+counts) and its connections (converse and report back); settings, output, input, the
+pending-auth and Hash budgets and the client-facing text live in the sibling modules
+``config``, ``sink``, ``lines``, ``pending_auth``, ``memory`` and ``wire``.
 
-This module is the server and its connections (they call each other: the server admits and
-counts, a connection converses and reports back).  The pieces each has its own module:
-:mod:`~protocol.transports.tcp.config` (settings and the token rule),
-:mod:`~protocol.transports.tcp.sink` (bounded output), :mod:`~protocol.transports.tcp.lines`
-(bounded input), :mod:`~protocol.transports.tcp.pending_auth` (the pending-auth budget),
-:mod:`~protocol.transports.tcp.memory` (the Hash budget) and
-:mod:`~protocol.transports.tcp.wire` (what clients recognise).
+Guarantees: every resource is capped (sessions, pending auth, connections, memory, threads,
+line length, idle time, output buffer); a full server refuses with one ``info string error:
+…`` line, and at the pending or connection cap the oldest connection holding no session gives
+way, never the newcomer.  ``bestmove`` and replies are never dropped (search ``info`` lines
+may be).  :func:`serve_until` runs until its ``stop`` event, then :meth:`TcpServer.shutdown`
+delivers each searching client its ``bestmove`` within ``shutdown_timeout_s``.  Connection
+events are ``key=value`` lines on :data:`log`.
 
-Limits, and why each exists:
-
-* ``max_sessions`` — each session may own a process and a table; further clients get one
-  ``info string error: …`` line and are disconnected.  With a token, a connection takes a
-  session slot only once its ``auth`` line is accepted: were clients still authenticating
-  counted, a stranger holding a few silent sockets (reopened whenever the auth timeout closes
-  them) would keep every legitimate client out.
-* ``max_pending_auth`` and ``max_pending_per_address`` — connections that have not sent their
-  ``auth`` line yet get their own small budget instead (:class:`PendingAuth`).  When it is
-  full the *oldest* pending connection is evicted (with one ``info string error: …`` line),
-  not the newcomer refused: refusing newcomers would hand the whole budget to whoever opens
-  silent sockets first, which is the lockout again; evicting the oldest means an attacker must
-  open connections faster than a real client sends its first line (one round trip), and the
-  per-address rule makes that flood evict only its own address's connections.  A pending
-  connection costs a task and a socket, never a worker or a table.
-* ``max_connections`` — every open socket costs a descriptor, and a process out of them
-  accepts nothing.  At the cap a newcomer cuts the oldest connection holding no session
-  (being refused, in its TLS handshake, or pending auth: :meth:`TcpServer._make_room`),
-  for the same reason as the pending budget: newcomers refused would be a lockout.
-* ``tls`` — the handshake is started by the server on the accepted socket (with the
-  certificate generation current then, :class:`~protocol.transports.tls.ServerTls`), so a
-  connection counts from accept; one not through it in ``tls_handshake_timeout_s`` is cut.
-* ``max_memory_mb`` — the sum of the sessions' ``Hash`` sizes (and of their search helpers'
-  processes).  A session that would not fit is refused like a full server; a ``setoption name
-  Hash`` that would not fit gets an error and changes nothing (through the session's
-  ``hash_budget`` hook).
-* ``max_threads`` and ``max_total_threads`` — ``Threads`` per session, and over all sessions
-  (:mod:`~protocol.transports.thread_budget`): a request beyond them is granted what fits
-  (and what memory allows), and the client is told.
-* ``max_line_bytes`` — a longer line is discarded up to its end with one error.  Input read
-  ahead of the session is bounded too (:data:`INBOX_LINES` lines plus the stream's buffer);
-  the rest waits in the socket.
-* ``idle_timeout_s`` — a session that neither sends a line nor runs a search for this long is
-  closed (keep-alive probes also detect peers that vanished without a FIN).
-* backpressure — output waits in a bounded buffer (:class:`TcpSink`).  Above
-  ``output_buffer_bytes`` search ``info`` lines are dropped (queued ones first, to make room),
-  never ``bestmove`` or replies; and the server stops reading a client's input until it reads
-  its output, so a client that never reads cannot make the server buffer without bound.  A
-  client that reads nothing for ``write_timeout_s`` while output is pending is disconnected.
-* ``token`` — required when binding anything but loopback: the first line must be
-  ``auth <token>``, compared in constant time.  Wrong ones count against the client's
-  address (:mod:`~protocol.transports.auth_throttle`, shared with the monitoring port):
-  while it is penalised its ``auth`` lines are refused unchecked.  A later ``auth`` line is
-  answered ``already authenticated``, never handed to the session (which would echo it).
-* ``eval_file_dir`` — ``setoption name EvalFile`` reads a file on the server's machine, so by
-  default it is refused; with a directory, a client may name the files in it and nothing
-  else (:class:`~protocol.uci.options.EvalFileAccess`).  ``book_dir`` does the same for
-  ``setoption name BookFile`` (opening books), ``syzygy_dir`` for ``setoption name
-  SyzygyPath`` (tablebase directories inside it, :mod:`protocol.uci.syzygy`).
-
-Shutdown (:meth:`TcpServer.shutdown`; :func:`serve_until` calls it when its ``stop`` event
-is set, which ``brudno serve`` does on SIGTERM/SIGINT): stop accepting, stop every search,
-deliver each searching client its ``bestmove``, close, all within ``shutdown_timeout_s``;
-stragglers are then cut off and their workers killed.
-
-Logs: one line per connection event on this module's logger (:data:`log`), as ``key=value``
-pairs with the session id (``event=open session=s12 peer=10.0.0.5:51234``), to stderr.
+Every limit and why: docs/deploy.md, *The TCP server* and *Why the services are built as they
+are*.
 """
 
 from __future__ import annotations
@@ -114,6 +60,7 @@ from protocol.transports.tcp.wire import (
 )
 from protocol.transports.thread_budget import ThreadBudget
 from protocol.uci.formatting import error_line, info_string
+from protocol.uci.options import OptionName
 from protocol.uci.runner import SearchRunner
 from protocol.uci.session import EngineSession, State
 from protocol.uci.workers import ProcessRunner, warm_up
@@ -337,7 +284,7 @@ class Connection:
             book_files=self._server.book_files,
         )
         self._session = session
-        hash_mb = session.options.get_int("Hash")
+        hash_mb = session.options.get_int(OptionName.HASH)
         if not self._server.memory.admit(self.sid, hash_mb):
             memory = self._server.memory
             self._sink.send(

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from brudno.commands.lab import GameSource, run_lab
+from brudno.lab.runs import LabConfig, run_lab
+from brudno.lab.sources import GameSource
 from engine.control import SearchControl
 from engine.game import Game
 from engine.info import SearchInfo
@@ -76,7 +77,7 @@ def test_the_tic_tac_toe_table_in_the_docs_is_current() -> None:
             documented[cells[0]] = tuple(int(re.sub(r"[,\s]", "", c)) for c in cells[2:5])
     assert set(documented) == set(DETERMINISTIC_ALGORITHMS)
     fast = [a for a in DETERMINISTIC_ALGORITHMS if a not in ("minimax", "negamax")]
-    rows = run_lab(GameSource("tictactoe", None, 9), fast, [9])
+    rows = run_lab(GameSource("tictactoe", None, 9), LabConfig(tuple(fast), (9,)))
     for row in rows:
         r = row.result
         assert documented[r.algorithm] == (r.nodes, r.leaves, r.passes), r.algorithm
@@ -302,7 +303,7 @@ def test_searcher_configuration() -> None:
 
 
 def test_lab_runs_on_chess_and_agrees() -> None:
-    rows = run_lab(GameSource("chess", None, 2), list(DETERMINISTIC_ALGORITHMS), [1, 2])
+    rows = run_lab(GameSource("chess", None, 2), LabConfig(DETERMINISTIC_ALGORITHMS, (1, 2)))
     assert len(rows) == 2 * len(DETERMINISTIC_ALGORITHMS)
     for depth in (1, 2):
         assert len({r.result.value for r in rows if r.result.depth == depth}) == 1

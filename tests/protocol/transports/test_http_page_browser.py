@@ -8,7 +8,7 @@ nodes/s appear and change without a reload, and the board changes when the posit
 then the logout button, whose POST revokes the cookie.  A screenshot is saved
 (``BRUDNO_SCREENSHOT`` names where, else the test's temporary directory) for a person to look at.
 
-``.ci/run`` installs ``chromium`` and ``chromium-driver``; a missing browser fails this test,
+``scripts/test`` installs ``chromium`` and ``chromium-driver``; a missing browser fails this test,
 it never skips it.
 """
 
@@ -44,7 +44,7 @@ def _find(candidates: tuple[str, ...]) -> str:
             return found
     pytest.fail(
         f"{candidates[0]} is not installed (Debian: apt-get install chromium chromium-driver; "
-        ".ci/run does)"
+        "scripts/test does)"
     )
 
 

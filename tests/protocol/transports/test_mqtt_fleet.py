@@ -11,6 +11,7 @@ from pathlib import Path
 import chess
 import pytest
 
+from protocol.transports.mqtt.ask import AskOptions
 from tests.support.mosquitto_fixture import (
     HANG_TIMEOUT,
     Mosquitto,
@@ -123,9 +124,11 @@ async def test_a_job_of_a_killed_worker_is_answered_by_another(
             "chess",
             "position startpos moves e2e4 e7e5\ngo depth 60",
             timeout=HANG_TIMEOUT,
-            retry_after=None,
-            on_accepted=kill_first_taker,
-            on_line=stop_second_taker_once_it_searches,
+            options=AskOptions(
+                retry_after=None,
+                on_accepted=kill_first_taker,
+                on_line=stop_second_taker_once_it_searches,
+            ),
         )
         victim, survivor = accepted_by[0], ({"k1", "k2"} - {accepted_by[0]}).pop()
         board = chess.Board()
@@ -187,7 +190,7 @@ async def test_the_worker_carries_on_through_a_broker_restart(
                 "chess",
                 f"position fen {fen}\ngo depth 60",
                 timeout=HANG_TIMEOUT,
-                on_accepted=restart_broker,
+                options=AskOptions(on_accepted=restart_broker),
             )
         )
         await wait_until(restarted.is_set, "the job was accepted and the broker restarted")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import chess
 
-from protocol.transports.mqtt.ask import Answer, AskClient
+from protocol.transports.mqtt.ask import Answer, AskClient, AskOptions
 from tests.support.mosquitto_fixture import HANG_TIMEOUT, Mosquitto, ask_client, running_worker
 from tests.support.tcp_helpers import ensure_warm, pid_alive
 
@@ -97,7 +97,9 @@ async def ask_with_threads(ask: AskClient, threads: int) -> Answer:
         f"position startpos moves {' '.join(MOVES)}\n"
         f"go depth {DEPTH}\n"
     )
-    return await ask.ask("chess", job, timeout=HANG_TIMEOUT, require_worker=True)
+    return await ask.ask(
+        "chess", job, timeout=HANG_TIMEOUT, options=AskOptions(require_worker=True)
+    )
 
 
 def assert_played(answer: Answer) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from games.registry import GAMES
+from protocol.transports.mqtt.ask import AskOptions
 from tests.support.mosquitto_fixture import HANG_TIMEOUT, Mosquitto, ask_client, running_worker
 from tests.support.tcp_helpers import ensure_warm
 
@@ -31,7 +32,9 @@ async def test_a_job_per_variant_gets_a_legal_bestmove(
         running_worker(mosquitto, mqtt_prefix) as worker,
         ask_client(mosquitto, mqtt_prefix) as ask,
     ):
-        answer = await ask.ask(variant, job, timeout=HANG_TIMEOUT, require_worker=True)
+        answer = await ask.ask(
+            variant, job, timeout=HANG_TIMEOUT, options=AskOptions(require_worker=True)
+        )
     assert not answer.error and answer.errors == (), answer.lines
     assert answer.worker == worker.config.worker_id
     game = GAMES[variant].new()

@@ -17,6 +17,7 @@ import pytest
 from paho.mqtt.packettypes import PacketTypes
 
 from games.chess_game import default_evaluator
+from protocol.transports.mqtt.ask import AskOptions
 from protocol.transports.mqtt.config import WorkerConfig
 from protocol.transports.mqtt.jobs import TerminalReply, parse_job
 from protocol.transports.mqtt.slots import Slot
@@ -180,7 +181,10 @@ async def test_the_ask_client_gets_the_answer(mosquitto: Mosquitto, mqtt_prefix:
         seen: list[str] = []
         fen = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"  # back-rank mate in one
         answer = await ask.ask(
-            "chess", f"position fen {fen}\ngo depth 3\n", timeout=HANG_TIMEOUT, on_line=seen.append
+            "chess",
+            f"position fen {fen}\ngo depth 3\n",
+            timeout=HANG_TIMEOUT,
+            options=AskOptions(on_line=seen.append),
         )
         assert answer.bestmove == "a1a8"
         assert answer.worker == worker.config.worker_id

@@ -15,15 +15,10 @@ import pytest
 
 from games.chess_game import default_evaluator
 from protocol.errors import OptionError
-from protocol.uci.options import (
-    ANY_PATH,
-    NO_EVAL_FILES,
-    EvalFileAccess,
-    is_default_eval_file,
-    load_weights,
-)
+from protocol.uci.options import ANY_PATH, NO_EVAL_FILES, EvalFileAccess
 from protocol.uci.runner import ThreadRunner
 from protocol.uci.session import EngineSession
+from protocol.uci.weights import is_default_eval_file, load_weights
 
 SHIPPED = default_evaluator().weights
 N = len(SHIPPED)

@@ -7,6 +7,7 @@ import pytest
 from engine.eval import Term
 from engine.info import Bound, SearchInfo
 from engine.score import Cp, Mate, Reported
+from protocol.uci.engine import default_specs
 from protocol.uci.formatting import (
     bestmove_line,
     error_line,
@@ -24,7 +25,6 @@ from protocol.uci.options import (
     OptionSpec,
     Spin,
     String,
-    default_specs,
 )
 
 

@@ -9,6 +9,7 @@ import pytest
 from engine.lab.classic import UCI_ALGORITHMS
 from engine.skill import EloScale
 from protocol.errors import ProtocolError
+from protocol.uci.engine import default_specs
 from protocol.uci.options import (
     Button,
     Check,
@@ -19,7 +20,6 @@ from protocol.uci.options import (
     Spin,
     String,
     UnknownOptionError,
-    default_specs,
 )
 
 VARIANTS = ("chess", "tictactoe", "connect4")

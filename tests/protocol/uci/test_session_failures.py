@@ -12,7 +12,7 @@ from typing import Any
 import chess
 import pytest
 
-from games.chess_game.adapter import ChessGame
+from engine.game import Game
 from protocol.uci.session import EngineSession
 
 
@@ -48,7 +48,7 @@ class _Broken:
     A wrapper, not a patched class: mypyc compiles :class:`ChessGame`, and a compiled class
     cannot be patched.  Copies (what a search gets) are broken the same way."""
 
-    def __init__(self, game: ChessGame, *broken: str) -> None:
+    def __init__(self, game: Game[Any], *broken: str) -> None:
         self._inner = game
         self._broken = broken
 
@@ -64,7 +64,7 @@ class _Broken:
 
 
 def _break(patch: pytest.MonkeyPatch, session: EngineSession, *broken: str) -> None:
-    patch.setattr(session, "_game", _Broken(session._game, *broken))
+    patch.setattr(session._engine, "game", _Broken(session._engine.game, *broken))
 
 
 async def test_failed_search_with_no_fallback_move_answers_the_null_move(
