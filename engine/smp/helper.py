@@ -37,6 +37,7 @@ import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
+from engine.background import become_background_process
 from engine.control import SearchControl
 from engine.info import Bound, SearchInfo
 from engine.limits import Limits
@@ -88,10 +89,7 @@ def helper_main(
     conn: Connection, index: int, table: SharedTable, board: ScoreboardHandle, parent: int
 ) -> None:
     """Entry point of helper ``index`` (0-based): serve ``conn`` until told to exit."""
-    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no setpgrp (Windows)
-        os.setpgrp()
-    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no nice (Windows)
-        os.nice(HELPER_NICENESS)
+    become_background_process(HELPER_NICENESS)
     searcher = Searcher(table=TranspositionTable.attach(table))
     helper = _Helper(conn, index, parent, Scoreboard.attach(board), searcher)
     try:

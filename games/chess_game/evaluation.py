@@ -78,8 +78,9 @@ drawn in rook-pawn endings after Brudno's own score of +3 or more, 5 of them thr
 position this rule judges.  Every feature is 0 there (``tempo`` too): the evaluation is an
 exact 0 on both routes.
 
-**Two routes, one number.**  :func:`features` builds the named dictionary the readable way
-(python-chess square sets and per-piece loops); it feeds ``explain()`` and tuning.
+**Two routes, one number.**  :func:`games.chess_game.features.features` builds the named
+dictionary the readable way (python-chess square sets and per-piece loops, plain Python, not
+compiled); it feeds ``explain()`` and tuning.
 :func:`evaluate_fast` is the search's hot path: material and piece-square values arrive
 incrementally from the adapter, pawn-and-king terms come from a cache, and the rest is integer
 bitboard arithmetic.  Both compute the same integer when the weights are integers: the fast
@@ -118,17 +119,18 @@ from games.chess_game.bitboard64 import (
 )
 
 __all__ = [
+    "EVAL_SLOT_MASK",
+    "EVAL_STORED",
+    "PASSED_RANKS",
     "PHASE_MAX",
+    "PIECE_LETTERS",
     "TAPER",
     "TAPER_MAX",
     "EvalTables",
     "evaluate_fast",
-    "features",
-    "game_phase",
     "known_draw",
     "material_psq",
     "pack",
-    "side_counts",
     "unpack",
 ]
 
@@ -158,27 +160,10 @@ EVAL_STORED: Final = 1 << 32
 _SHIFT: Final = 21
 _HALF: Final = 1 << (_SHIFT - 1)
 
-_LETTERS: Final = ("", "P", "N", "B", "R", "Q", "K")
-_MOBILE: Final = (chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN)
-_PASSED_RANKS: Final = range(2, 8)
-_PAWN_TERMS: Final = ("doubled", "isolated", "backward", "connected")
-_GROUP_ORDER: Final = {
-    g: i
-    for i, g in enumerate(
-        (
-            "material",
-            "psqt",
-            "mobility",
-            "pawns",
-            "passed",
-            "king",
-            "rook",
-            "bishop_pair",
-            "threats",
-        )
-    )
-}
-_MG_ONLY: Final = frozenset({"king"})
+PIECE_LETTERS: Final = ("", "P", "N", "B", "R", "Q", "K")
+"""The letter of each piece type in feature names (``material.mg.N``)."""
+PASSED_RANKS: Final = range(2, 8)
+"""The relative ranks a passed pawn has a feature for (``passed.r2`` .. ``passed.r7``)."""
 
 
 def pack(mg: int, eg: int) -> int:
@@ -321,7 +306,7 @@ class EvalTables:
             sign = 1 if color else -1
             per_type: list[tuple[int, ...]] = [(0,) * 64]
             for piece_type in chess.PIECE_TYPES:
-                letter = _LETTERS[piece_type]
+                letter = PIECE_LETTERS[piece_type]
                 material = both(f"material.{letter}") if piece_type != chess.KING else 0
                 row = []
                 for square in chess.SQUARES:
@@ -342,7 +327,7 @@ class EvalTables:
         self.backward = both("pawns.backward")
         self.connected = both("pawns.connected")
         self.passed: tuple[int, ...] = tuple(
-            both(f"passed.r{r + 1}") if r + 1 in _PASSED_RANKS else 0 for r in range(8)
+            both(f"passed.r{r + 1}") if r + 1 in PASSED_RANKS else 0 for r in range(8)
         )
         """By rank index 0..7 (white's view): rank 2 is index 1."""
         self.passed_king_them = both("passed.king_them")
@@ -386,15 +371,6 @@ def material_psq(board: chess.Board, tables: EvalTables) -> int:
             for square in chess.scan_forward(board.pieces_mask(piece_type, color) & occupied):
                 score += row[square]
     return score
-
-
-def game_phase(board: chess.Board) -> int:
-    phase = (
-        chess.popcount(board.knights | board.bishops)
-        + 2 * chess.popcount(board.rooks)
-        + 4 * chess.popcount(board.queens)
-    )
-    return min(phase, PHASE_MAX)
 
 
 # -- the fast route --------------------------------------------------------------------------
@@ -709,173 +685,3 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
     if r > 16 or (r == 16 and q & 1):  # half to even, as round() does
         q += 1
     return (q if boards.turn else -q) + t.tempo
-
-
-# -- the readable route ----------------------------------------------------------------------
-
-
-def side_counts(board: chess.Board, color: chess.Color) -> dict[str, int]:
-    """Raw feature counts of one side (names without the phase part: ``material.N``,
-    ``king.attackers``); :func:`features` turns white's minus black's into feature values."""
-    counts: dict[str, int] = {}
-    own = board.occupied_co[color]
-    enemy_color = not color
-
-    def relative_rank(square: chess.Square) -> int:
-        rank = chess.square_rank(square)
-        return rank if color == chess.WHITE else 7 - rank
-
-    for piece_type in (chess.PAWN, *_MOBILE):
-        counts[f"material.{_LETTERS[piece_type]}"] = len(board.pieces(piece_type, color))
-
-    for piece_type in chess.PIECE_TYPES:
-        for square in board.pieces(piece_type, color):
-            rel = square if color == chess.WHITE else chess.square_mirror(square)
-            name = f"psqt.{_LETTERS[piece_type]}.{chess.SQUARE_NAMES[rel]}"
-            counts[name] = counts.get(name, 0) + 1
-
-    enemy_pawn_attacks = chess.SquareSet()
-    for square in board.pieces(chess.PAWN, enemy_color):
-        enemy_pawn_attacks |= board.attacks(square)
-    for piece_type in _MOBILE:
-        total = 0
-        for square in board.pieces(piece_type, color):
-            safe = board.attacks(square) - chess.SquareSet(own) - enemy_pawn_attacks
-            total += len(safe)
-        counts[f"mobility.{_LETTERS[piece_type]}"] = total
-
-    own_pawns = list(board.pieces(chess.PAWN, color))
-    enemy_pawns = list(board.pieces(chess.PAWN, enemy_color))
-    per_file = [0] * 8
-    for square in own_pawns:
-        per_file[chess.square_file(square)] += 1
-    terms = dict.fromkeys(_PAWN_TERMS, 0)
-    terms["doubled"] = sum(n - 1 for n in per_file if n > 1)
-    passed = dict.fromkeys(_PASSED_RANKS, 0)
-    own_king = board.king(color)
-    enemy_king = board.king(enemy_color)
-    assert own_king is not None and enemy_king is not None, "evaluation needs both kings"
-    king_them = king_us = 0
-    for square in own_pawns:
-        file, rank = chess.square_file(square), relative_rank(square)
-        sides = [f for f in (file - 1, file + 1) if 0 <= f < 8]
-        isolated = all(per_file[f] == 0 for f in sides)
-        if isolated:
-            terms["isolated"] += 1
-        if any(
-            chess.square_file(o) in sides and relative_rank(o) in (rank, rank - 1)
-            for o in own_pawns
-        ):
-            terms["connected"] += 1
-        if (
-            not isolated
-            and not any(
-                chess.square_file(o) in sides and relative_rank(o) <= rank for o in own_pawns
-            )
-            and any(
-                chess.square_file(e) in sides and relative_rank(e) == rank + 2 for e in enemy_pawns
-            )
-        ):
-            terms["backward"] += 1
-        blocked = any(
-            abs(chess.square_file(e) - file) <= 1 and relative_rank(e) > rank for e in enemy_pawns
-        ) or any(chess.square_file(o) == file and relative_rank(o) > rank for o in own_pawns)
-        if not blocked:
-            passed[rank + 1] += 1
-            if rank >= 3:
-                stop = square + 8 if color == chess.WHITE else square - 8
-                urgency = 5 * rank - 13
-                king_them += urgency * min(chess.square_distance(enemy_king, stop), 5)
-                king_us += urgency * min(chess.square_distance(own_king, stop), 5)
-    for name, value in terms.items():
-        counts[f"pawns.{name}"] = value
-    for rank_name, value in passed.items():
-        counts[f"passed.r{rank_name}"] = value
-    counts["passed.king_them"] = king_them
-    counts["passed.king_us"] = king_us
-
-    king_file, king_rank = chess.square_file(own_king), relative_rank(own_king)
-    near_files = [f for f in (king_file - 1, king_file, king_file + 1) if 0 <= f < 8]
-    counts["king.shield1"] = sum(
-        1
-        for o in own_pawns
-        if chess.square_file(o) in near_files and relative_rank(o) == king_rank + 1
-    )
-    counts["king.shield2"] = sum(
-        1
-        for o in own_pawns
-        if chess.square_file(o) in near_files and relative_rank(o) == king_rank + 2
-    )
-    counts["king.open_file"] = sum(1 for f in near_files if per_file[f] == 0)
-    zone = board.attacks(own_king) | chess.SquareSet.from_square(own_king)
-    attackers = zone_attacks = 0
-    for piece_type in _MOBILE:
-        for square in board.pieces(piece_type, enemy_color):
-            hit = board.attacks(square) & zone
-            if hit:
-                attackers += 1
-                zone_attacks += len(hit)
-    counts["king.attackers"] = attackers
-    counts["king.zone_attacks"] = zone_attacks
-
-    rook_open = rook_semi = 0
-    for square in board.pieces(chess.ROOK, color):
-        file = chess.square_file(square)
-        if not any(chess.square_file(p) == file for p in own_pawns + enemy_pawns):
-            rook_open += 1
-        elif per_file[file] == 0:
-            rook_semi += 1
-    counts["rook.open_file"] = rook_open
-    counts["rook.semi_open_file"] = rook_semi
-    counts["bishop_pair"] = int(len(board.pieces(chess.BISHOP, color)) >= 2)
-
-    def attacked_by(types: tuple[chess.PieceType, ...]) -> chess.SquareSet:
-        squares = chess.SquareSet()
-        for piece_type in types:
-            for square in board.pieces(piece_type, color):
-                squares |= board.attacks(square)
-        return squares
-
-    def enemy(*types: chess.PieceType) -> chess.SquareSet:
-        squares = chess.SquareSet()
-        for piece_type in types:
-            squares |= board.pieces(piece_type, enemy_color)
-        return squares
-
-    counts["threats.pawn"] = len(attacked_by((chess.PAWN,)) & enemy(*_MOBILE))
-    counts["threats.minor"] = len(
-        attacked_by((chess.KNIGHT, chess.BISHOP)) & enemy(chess.ROOK, chess.QUEEN)
-    )
-    counts["threats.rook"] = len(attacked_by((chess.ROOK,)) & enemy(chess.QUEEN))
-    counts["threats.hanging"] = sum(
-        1
-        for square in enemy(chess.PAWN, *_MOBILE)
-        if board.is_attacked_by(color, square) and not board.is_attacked_by(enemy_color, square)
-    )
-    return counts
-
-
-def features(board: chess.Board) -> dict[str, float]:
-    """Feature values from the side to move's view (see the module docstring), grouped in a
-    fixed order so ``explain()`` reads top-down: material, squares, mobility, pawns, king...
-    In a known draw every value is 0 (see the module docstring)."""
-    if known_draw(board):
-        return {"tempo": 0.0}
-    taper = TAPER[game_phase(board)]
-    white = side_counts(board, chess.WHITE)
-    black = side_counts(board, chess.BLACK)
-    sign = 1 if board.turn == chess.WHITE else -1
-    names = list(white) + [name for name in black if name not in white]
-    names.sort(key=lambda name: _GROUP_ORDER[name.partition(".")[0]])
-    values: dict[str, float] = {}
-    for name in names:
-        raw = sign * (white.get(name, 0) - black.get(name, 0))
-        group, _, rest = name.partition(".")
-        if group == "psqt" and raw == 0:
-            continue
-        suffix = f".{rest}" if rest else ""
-        values[f"{group}.mg{suffix}"] = raw * taper / TAPER_MAX
-        if group not in _MG_ONLY:
-            values[f"{group}.eg{suffix}"] = raw * (TAPER_MAX - taper) / TAPER_MAX
-    values["tempo"] = 1.0
-    return values

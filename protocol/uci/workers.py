@@ -40,7 +40,6 @@ import contextlib
 import itertools
 import logging
 import multiprocessing
-import os
 import queue
 import threading
 import time
@@ -51,6 +50,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
+from engine.background import become_background_process
 from engine.control import ControlEvent, SearchControl
 from engine.emergency import emergency_move
 from engine.game import Game
@@ -215,30 +215,11 @@ def _listen(conn: Connection, jobs: queue.SimpleQueue[_Queued | None], state: _W
         jobs.put(None)
 
 
-def _leave_process_group() -> None:
-    """Out of the server's process group: signals meant for the server (a terminal's Ctrl-C,
-    a signal to the group) do not reach the searches it must still collect moves from."""
-    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no setpgrp (Windows)
-        os.setpgrp()
-
-
-def _lower_priority(nice: int) -> None:
-    if nice <= 0:
-        return
-    if hasattr(os, "nice"):
-        with contextlib.suppress(OSError):
-            os.nice(nice)
-    batch = getattr(os, "SCHED_BATCH", None)
-    if batch is not None:
-        # A batch process never preempts a waking interactive one (the server's loop).
-        with contextlib.suppress(OSError):
-            os.sched_setscheduler(0, batch, os.sched_param(0))
-
-
 def _worker_main(conn: Connection, hash_mb: int, nice: int) -> None:
     """Entry point of a worker process: run jobs one at a time until told to exit."""
-    _leave_process_group()
-    _lower_priority(nice)
+    # Out of the server's process group (signals meant for the server do not reach the
+    # searches it must still collect moves from), nicer and batch-scheduled.
+    become_background_process(nice, batch=True)
     # Daemonic for the server (ended if the server exits without closing it), but it starts
     # search helpers, which multiprocessing refuses a daemonic process; the rule guards
     # against orphans, and helpers end on their own when this process's pipe to them ends.
