@@ -1,96 +1,12 @@
-"""Chess evaluation as a linear function of named features, computed two ways.
+"""Chess evaluation as a linear function of named features: the search's fast route.
 
-**The model.**  eval = Σ wᵢ·fᵢ from the side to move's point of view.  Almost every feature
-comes in a middlegame and an endgame flavour (``material.mg.N`` / ``material.eg.N``); the game
-phase tapers between them *inside the feature values*, so the evaluation stays linear in the
-weights and Texel tuning can fit them by logistic regression:
-
-* ``phase`` = N + B + 2·R + 4·Q over both sides, capped at 24 (24 = all pieces on);
-* the taper ``t`` is that phase in 32nds, ``t = round(phase · 32 / 24)``;
-* a middlegame feature's value is ``raw · t / 32``, an endgame feature's is
-  ``raw · (32 - t) / 32``, where ``raw`` is an integer count, white's minus black's,
-  negated when black is to move;
-* ``tempo`` is 1 (the side to move's bonus) and is not tapered.
-
-Why 32nds and not ``phase / 24``: ``LinearEvaluator`` rounds a float sum.  With 24ths the
-exact sum ends in exactly one half for a few percent of positions (at phase 12 whenever the
-middlegame and endgame sums differ by an odd number), and the float sum lands an ulp either
-side of it, so no integer code can predict ``round()``.  In 32nds every feature value, every
-product with an integer weight and every partial sum is an exact binary fraction: the float
-sum *is* the exact sum, and the fast route reproduces it bit for bit.  The taper keeps all 25
-phase levels, each within 1/96 of ``phase / 24``.
-
-The raw counts, per side:
-
-``material.P..Q``
-    pieces of each type (the king has none: it is always there).
-``psqt.P..K.<square>``
-    occupancy of a square, seen from the owner's side (black's squares are mirrored, so
-    ``psqt.mg.N.f3`` is a knight on f3 for white and on f6 for black).  Only squares where the
-    two sides' occupancies differ are listed.
-``mobility.N/B/R/Q``
-    squares a piece attacks that hold no own piece and no enemy pawn attacks ("safe").
-``pawns.doubled``
-    pawns beyond the first on each file.
-``pawns.isolated``
-    pawns with no own pawn on an adjacent file.
-``pawns.backward``
-    pawns not isolated, with no own pawn on an adjacent file level with or behind them, whose
-    stop square an enemy pawn attacks.
-``pawns.connected``
-    pawns with an own pawn beside them (phalanx) or diagonally behind them (protected).
-``passed.r2..r7``
-    passed pawns by relative rank: no enemy pawn ahead on its own or an adjacent file, and no
-    own pawn ahead on its file (the rearmost of a doubled pair is not counted).
-``passed.king_them`` / ``passed.king_us``
-    the king race of passed pawns on relative ranks 4-7: the enemy king's and the own king's
-    distance to the pawn's stop square (capped at 5), times the pawn's urgency 2, 7, 12, 17
-    by rank (Stockfish's classical ``king_proximity``).  A pawn the enemy king cannot catch
-    is worth far more than one it blockades, and neither a rank nor a search at depth 4-6
-    sees the difference; the kings are in the pawn cache's key, so the term is nearly free.
-``king.shield1`` / ``king.shield2`` (middlegame only)
-    own pawns one and two ranks in front of the king, on its file and the adjacent ones.
-``king.open_file`` (middlegame only)
-    files at and beside the king without an own pawn.
-``king.attackers`` / ``king.zone_attacks`` (middlegame only)
-    enemy knights, bishops, rooks and queens attacking the king zone (the king's square and
-    its neighbours), and the number of zone squares they attack in total.
-``rook.open_file`` / ``rook.semi_open_file``
-    rooks on a file without pawns / without own pawns but with enemy ones.
-``bishop_pair``
-    1 with two or more bishops.
-``threats.pawn`` / ``threats.minor`` / ``threats.rook``
-    enemy knights, bishops, rooks and queens attacked by an own pawn; enemy rooks and queens
-    attacked by an own knight or bishop; enemy queens attacked by an own rook.  Quiescence
-    resolves only the side to move's captures, so a piece left en prise to a smaller one
-    is otherwise seen only one ply too late.
-``threats.hanging``
-    enemy pieces and pawns (not the king) attacked by any own piece and defended by none.
-
-**Known draws.**  A side whose only men besides its king are pawns on one rook file, perhaps
-with one bishop, cannot beat a bare king that holds the pawns' queening corner: without the
-bishop when that king stands ahead of every pawn, on the rook file or next to it; with a
-bishop that cannot cover the queening square (the "wrong" bishop) when that king stands
-within one square of it (Stockfish classical's ``KPsK`` and ``KBPsK`` draw rules).  A linear
-evaluation counts such a side a bishop and a pawn or two up, so the search trades into these
-endings as if they were won; against Stockfish at ``UCI_Elo 2000``, 7 of 400 games ended
-drawn in rook-pawn endings after Brudno's own score of +3 or more, 5 of them through a
-position this rule judges.  Every feature is 0 there (``tempo`` too): the evaluation is an
-exact 0 on both routes.
-
-**Two routes, one number.**  :func:`games.chess_game.features.features` builds the named
-dictionary the readable way (python-chess square sets and per-piece loops, plain Python, not
-compiled); it feeds ``explain()`` and tuning.
-:func:`evaluate_fast` is the search's hot path: material and piece-square values arrive
-incrementally from the adapter, pawn-and-king terms come from a cache, and the rest is integer
-bitboard arithmetic.  Both compute the same integer when the weights are integers: the fast
-route sums middlegame and endgame parts as integers ``mg`` and ``eg`` and rounds
-``(mg·t + eg·(32 - t)) / 32`` half to even, exactly what ``round()`` does to the dictionary's
-(exact) sum.  Fractional weights are allowed; the adapter then evaluates through the
-dictionary.
-
-Scores in the fast route are *packed*: ``mg + eg·2²¹`` in one int, so each weight costs one
-addition; :func:`unpack` splits them (|mg| stays far below 2²⁰).
+eval = Σ wᵢ·fᵢ from the side to move's view; middlegame and endgame features are tapered by
+the game phase in 32nds inside the feature values, so the evaluation stays linear in the
+weights (Texel tuning fits them).  :func:`evaluate_fast` computes, on integer bitboards with
+incremental material and a pawn-and-king cache, exactly the integer that the readable route
+(:func:`games.chess_game.features.features` weighted and rounded) gives for integer weights;
+scores are packed ``mg + eg·2²¹`` (:func:`unpack`).  Known rook-pawn draws score an exact 0.
+The features, the taper's arithmetic and why: docs/evaluation.md.
 """
 
 from __future__ import annotations

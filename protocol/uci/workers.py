@@ -1,36 +1,13 @@
 """A :class:`~protocol.uci.runner.SearchRunner` whose searches run in a worker process.
 
-Why processes: the TCP server runs many sessions in one event loop, and CPython's GIL would
-serialize their searches on one core.  Each session therefore gets its own worker process
-(started when the session starts, see :meth:`ProcessRunner.start`, and reused), which holds
-that session's :class:`~engine.smp.searcher.ParallelSearcher` and so its transposition table:
-Hash stays per session and bounded by the option, and a crash in one worker cannot touch
-another session.  With ``Threads`` above 1 the worker starts the search's helper processes
-itself (they share its table and die with it).
-
-Process start method: ``forkserver`` where the platform has it (``spawn`` elsewhere), never a
-plain ``fork`` of the threaded asyncio process.  The fork server preloads this module (and so
-the engine and the games), so a new worker is a cheap fork of an already-imported interpreter;
-:func:`warm_up` starts the fork server ahead of the first session.
-
-The wire between the two sides is a :func:`multiprocessing.Pipe` carrying the typed
-messages of :mod:`protocol.uci.worker_messages` (jobs, steering, replies), dispatched with
-``match``.
-
-The parent reads its end with ``loop.add_reader`` (never blocking the loop) and resolves one
-future per job.  In the worker, a listener thread receives messages: ``stop`` and
-``ponderhit`` go straight to the running search's :class:`SearchControl` (so they act within
-the search's poll interval), everything else is queued for the main thread, which runs one
-job at a time.  Both sides treat end-of-file as "the other side is gone": a worker whose
-parent died stops its search and exits, and a parent whose worker died fails the job with
-:class:`WorkerDiedError` (the session then still answers with a legal ``bestmove``) and starts
-a fresh worker for the next job.
-
-Workers leave the server's process group (``os.setpgrp``): a Ctrl-C in a terminal or a
-signal sent to the whole group must reach only the server, which stops the searches and
-collects their moves; the workers end when the server closes their pipes (or, at the
-latest, when it exits).  So no signal handler is needed here (only the application installs
-those).
+One worker per session (started by :meth:`ProcessRunner.start`, reused), from a ``forkserver``
+(``spawn`` elsewhere; :func:`warm_up` starts it early), holding the session's searcher and
+table.  The wire is a pipe of the typed messages of :mod:`protocol.uci.worker_messages`;
+``stop`` and ``ponderhit`` act within the search's poll interval.  A worker that dies fails its
+job with :class:`WorkerDiedError` (the session still answers a legal ``bestmove``) and the next
+job starts a fresh one; a worker whose parent died exits.  Workers leave the server's process
+group.  Why processes, the start method and the signals: docs/design.md, *Search worker
+processes*.
 """
 
 from __future__ import annotations
