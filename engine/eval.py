@@ -8,9 +8,12 @@ the features; this module owns the weights and the arithmetic.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, ClassVar, TypeVar, cast
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,12 +30,49 @@ class LinearEvaluator:
 
     Feature names may be dotted (``psqt.mg.N.e4``); :meth:`explain` groups terms by the part
     before the first dot, so a table of hundreds of weights still explains in a few lines.
+
+    An evaluator keeps what games derive from its weights (:meth:`derived`); a pickle holds
+    the weights only, and unpickling equal weights twice in a row gives the same evaluator
+    back, derived tables included (a search worker gets a fresh copy with every ``go``).
     """
 
-    __slots__ = ("weights",)
+    __slots__ = ("_derived", "weights")
+
+    _last_unpickled: ClassVar[LinearEvaluator | None] = None
 
     def __init__(self, weights: Mapping[str, float]) -> None:
         self.weights: dict[str, float] = dict(weights)
+        self._derived: dict[Callable[..., Any], tuple[dict[str, float], Any]] = {}
+
+    def derived(self, build: Callable[[Mapping[str, float]], T]) -> T:
+        """``build(weights)``, made once and kept while the weights stay the same (a tuner or
+        a match builds many games from one evaluator: they share the tables and their
+        caches)."""
+        kept = self._derived.get(build)
+        if kept is not None and kept[0] == self.weights:
+            return cast(T, kept[1])
+        value = build(self.weights)
+        self._derived[build] = (dict(self.weights), value)
+        return value
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (LinearEvaluator._unpickle, (self.weights,))
+
+    def __copy__(self) -> LinearEvaluator:
+        return LinearEvaluator(self.weights)  # a copy of its own, never the one unpickled last
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> LinearEvaluator:
+        return LinearEvaluator(self.weights)
+
+    @classmethod
+    def _unpickle(cls, weights: dict[str, float]) -> LinearEvaluator:
+        """The evaluator unpickled last when its weights are equal, else a new one."""
+        last = cls._last_unpickled
+        if last is not None and last.weights == weights:
+            return last
+        evaluator = cls(weights)
+        cls._last_unpickled = evaluator
+        return evaluator
 
     @classmethod
     def from_json(cls, path: Path) -> LinearEvaluator:
@@ -59,11 +99,3 @@ class LinearEvaluator:
             values[group] = values.get(group, 0.0) + value
             contributions[group] = contributions.get(group, 0.0) + weights.get(name, 0.0) * value
         return [Term(g, values[g], contributions[g]) for g in values]
-
-
-def format_explanation(terms: Iterable[Term], total: int) -> list[str]:
-    """Plain-text table lines for the ``eval`` command (side to move's point of view)."""
-    lines = [f"{'term':<20} {'value':>10} {'score':>10}"]
-    lines += [f"{t.name:<20} {t.value:>10.2f} {t.contribution:>10.1f}" for t in terms]
-    lines.append(f"{'total':<20} {'':>10} {total:>10d}")
-    return lines

@@ -3,7 +3,10 @@
 * Dependencies point down only: brudno → protocol → games → engine.  engine imports none of
   the others; games imports only engine (and python-chess); protocol never imports brudno.
 * No import circles anywhere, not even inside a package: the graph of our modules (every
-  import, also those inside functions or ``if TYPE_CHECKING``) has no cycle.
+  import, also those inside functions or ``if TYPE_CHECKING``) has no cycle.  ``from pkg
+  import sub`` depends on ``pkg`` itself as well as on ``pkg.sub`` (it reads the package's
+  namespace), so a submodule that imports its siblings through its own package, whose
+  ``__init__`` imports that submodule, is a circle too.
 * Only brudno/ parses command lines, installs signal handlers and prints to a terminal.
 """
 
@@ -24,25 +27,26 @@ APPLICATION_ONLY = {"argparse", "signal"}
 """Modules only the application may import (command lines, signal handlers)."""
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(REPO).with_suffix("").parts)
+def module_name(path: Path, root: Path = REPO) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-def sources() -> dict[str, Path]:
+def sources(root: Path = REPO, packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
     return {
-        module_name(path): path
-        for package in PACKAGES
-        for path in sorted((REPO / package).rglob("*.py"))
+        module_name(path, root): path
+        for package in packages
+        for path in sorted((root / package).rglob("*.py"))
     }
 
 
-def imports(path: Path) -> Iterator[tuple[str, list[str]]]:
+def imports(path: Path, root: Path = REPO) -> Iterator[tuple[str, list[str]]]:
     """Every import as (module, names imported from it); relative imports resolved."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    package = module_name(path) if path.name == "__init__.py" else module_name(path.parent)
+    name = module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -55,19 +59,18 @@ def imports(path: Path) -> Iterator[tuple[str, list[str]]]:
             yield base, [alias.name for alias in node.names]
 
 
-def module_graph() -> dict[str, set[str]]:
-    """Edges from each of our modules to each of ours it imports (``from a import b`` is an
-    edge to ``a.b`` when that is a module, else to ``a``)."""
-    known = sources()
+def module_graph(root: Path = REPO, packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
+    """Edges from each of our modules to each of ours it imports: ``from a import b`` is an
+    edge to ``a`` (its namespace is read, so its ``__init__`` must have run) and, when
+    ``a.b`` is a module, to ``a.b`` too."""
+    known = sources(root, packages)
     graph: dict[str, set[str]] = {name: set() for name in known}
     for name, path in known.items():
-        for target, names in imports(path):
-            submodules = [f"{target}.{n}" for n in names if f"{target}.{n}" in known]
-            if submodules:
-                graph[name].update(submodules)
-            elif target in known:
+        for target, names in imports(path, root):
+            graph[name].update(f"{target}.{n}" for n in names if f"{target}.{n}" in known)
+            if target in known:
                 graph[name].add(target)
-            elif target.split(".")[0] in PACKAGES:
+            elif target.split(".")[0] in packages:
                 pytest.fail(f"{name} imports {target}, which is not one of our modules")
     return graph
 
@@ -162,6 +165,19 @@ def test_the_cycle_finder_finds_cycles() -> None:
     """The check above must be able to fail: a two-module circle and a self-import."""
     graph = {"a": {"b"}, "b": {"a", "c"}, "c": set(), "d": {"d"}}
     assert sorted(cycles(graph)) == [["a", "b"], ["d"]]
+
+
+def test_a_submodule_importing_through_its_own_package_is_a_circle(tmp_path: Path) -> None:
+    """``pkg/__init__.py`` imports ``pkg.a``, which takes its sibling ``b`` from ``pkg``'s
+    namespace: a circle through the package, though no module names another twice."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from pkg.a import A\n")
+    (package / "a.py").write_text("from pkg import b\nA = b.B\n")
+    (package / "b.py").write_text("B = 1\n")
+    assert cycles(module_graph(tmp_path, ("pkg",))) == [["pkg", "pkg.a"]]
+    (package / "a.py").write_text("from pkg.b import B as A\n")
+    assert cycles(module_graph(tmp_path, ("pkg",))) == []
 
 
 @pytest.mark.parametrize("package", ["protocol", "games", "engine"])

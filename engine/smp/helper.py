@@ -1,32 +1,13 @@
 """A Lazy SMP helper process: searches what the main search searches, for the shared table.
 
-A helper is started once (when ``Threads`` grows) and kept: it attaches to the shared table and
-the scoreboard, says :class:`~engine.smp.messages.HelperReady`, and then serves one message at
-a time from its pipe.  For a :class:`~engine.smp.messages.HelperSearch` it runs an ordinary
-:class:`~engine.search.Searcher` on the position, with no clock (the main search owns the
-time) and these differences:
-
-* it stops when the scoreboard says its job is stopped, checked at every poll (about 5 ms),
-  so helpers stop within the search's usual stop latency;
-* it publishes its node count to the scoreboard at every poll;
-* it skips some iterations, following Stockfish 8's pattern (``SkipSize``/``SkipPhase`` in
-  its ``search.cpp``): helper ``i`` skips depth ``d`` when
-  ``(d + ply + phase[i]) // size[i]`` is odd, so at any moment the helpers are spread over
-  the next few depths instead of all searching the one the main search is on;
-* it reports each completed iteration's first line, so that the main search can play a
-  deeper helper's move.
-
-It runs at a lower priority than the main search (:data:`HELPER_NICENESS`): with no more
-processes than cores that changes nothing, each has a core of its own; with more (``Threads
-4`` on two cores, or a loaded machine) the main search, which owns the clock and the move,
-keeps a core's worth of time and the helpers share what is left, instead of all of them
-slowing it down equally.  Measured: on two cores, Threads 4 without this lost to Threads 1
-(96 games, -32.7 +/- 58) although its nodes/s were 2.29 times as many: the main search got
-half a core, and Lazy SMP gains only as fast as the main search deepens.
-
-It dies with its parent: between searches the pipe's end-of-file ends it, and during a search
-its control notices that its parent process is gone.  It leaves its parent's process group, so
-a terminal's Ctrl-C reaches only the main process, which then ends its helpers in order.
+Started once when ``Threads`` grows and kept, it attaches to the shared table and scoreboard,
+says :class:`~engine.smp.messages.HelperReady`, then serves
+:class:`~engine.smp.messages.HelperSearch` jobs with an ordinary
+:class:`~engine.search.Searcher`: no clock, stopped through
+the scoreboard, publishing its nodes at every poll, skipping iterations as Stockfish 8's
+helpers do, reporting each completed iteration.  It runs :data:`HELPER_NICENESS` below the main
+search and dies with its parent.  Why, with the measurements: docs/search.md, *Lazy SMP
+helpers*.
 """
 
 from __future__ import annotations
@@ -37,6 +18,7 @@ import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
+from engine.background import become_background_process
 from engine.control import SearchControl
 from engine.info import Bound, SearchInfo
 from engine.limits import Limits
@@ -88,10 +70,7 @@ def helper_main(
     conn: Connection, index: int, table: SharedTable, board: ScoreboardHandle, parent: int
 ) -> None:
     """Entry point of helper ``index`` (0-based): serve ``conn`` until told to exit."""
-    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no setpgrp (Windows)
-        os.setpgrp()
-    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no nice (Windows)
-        os.nice(HELPER_NICENESS)
+    become_background_process(HELPER_NICENESS)
     searcher = Searcher(table=TranspositionTable.attach(table))
     helper = _Helper(conn, index, parent, Scoreboard.attach(board), searcher)
     try:

@@ -2,7 +2,9 @@
 
 * :mod:`~games.chess_game.adapter` — :class:`ChessGame`, the make/unmake adapter;
 * :mod:`~games.chess_game.zobrist` — Polyglot-compatible keys, from scratch and per move;
-* :mod:`~games.chess_game.evaluation` — the named features and the fast evaluation;
+* :mod:`~games.chess_game.evaluation` — the fast evaluation (compiled);
+* :mod:`~games.chess_game.features` — the named features, the readable way;
+* :mod:`~games.chess_game.notation` — moves parsed with the reason one is refused, the board drawn;
 * :mod:`~games.chess_game.book` — Polyglot opening books: checked, moves drawn by weight;
 * :mod:`~games.chess_game.book_builder` — Polyglot books made from PGN games.
 

@@ -35,7 +35,6 @@ from mypy_extensions import i64
 
 from engine.eval import LinearEvaluator
 from engine.game import IllegalMoveError, InvalidPositionError, TablebaseProbing
-from games.chess_game import evaluation
 from games.chess_game.bitboard64 import (
     SQUARE,
     Bitboards,
@@ -47,7 +46,14 @@ from games.chess_game.bitboard64 import (
     unsigned,
 )
 from games.chess_game.checks import CheckSquares, check_squares, quick_gives_check
-from games.chess_game.evaluation import EvalTables, evaluate_fast, material_psq
+from games.chess_game.evaluation import (
+    EVAL_SLOT_MASK,
+    EVAL_STORED,
+    EvalTables,
+    evaluate_fast,
+    material_psq,
+)
+from games.chess_game.features import features as board_features
 from games.chess_game.make import pop_move, push_null, push_plain
 from games.chess_game.move_codes import (
     PROMOTION_SHIFT,
@@ -64,6 +70,7 @@ from games.chess_game.movegen import (
     legal_moves_not_in_check,
     pinned_pieces,
 )
+from games.chess_game.notation import board_diagram, describe_status, parse_uci_move
 from games.chess_game.see import SEE_VALUES, see_ge
 from games.chess_game.tablebase import SyzygySettings, probe_wdl, root_moves
 from games.chess_game.zobrist import (
@@ -108,64 +115,6 @@ _KINGS_NEEDED: Final = (
     | chess.STATUS_TOO_MANY_KINGS
 )
 
-_STATUS_TEXT: Final = (
-    (chess.STATUS_EMPTY, "STATUS_EMPTY", "the board is empty"),
-    (chess.STATUS_NO_WHITE_KING, "STATUS_NO_WHITE_KING", "white has no king"),
-    (chess.STATUS_NO_BLACK_KING, "STATUS_NO_BLACK_KING", "black has no king"),
-    (chess.STATUS_TOO_MANY_KINGS, "STATUS_TOO_MANY_KINGS", "there are more than two kings"),
-    (
-        chess.STATUS_TOO_MANY_WHITE_PAWNS,
-        "STATUS_TOO_MANY_WHITE_PAWNS",
-        "white has more than 8 pawns",
-    ),
-    (
-        chess.STATUS_TOO_MANY_BLACK_PAWNS,
-        "STATUS_TOO_MANY_BLACK_PAWNS",
-        "black has more than 8 pawns",
-    ),
-    (
-        chess.STATUS_PAWNS_ON_BACKRANK,
-        "STATUS_PAWNS_ON_BACKRANK",
-        "pawns stand on the first or eighth rank",
-    ),
-    (
-        chess.STATUS_TOO_MANY_WHITE_PIECES,
-        "STATUS_TOO_MANY_WHITE_PIECES",
-        "white has more than 16 pieces",
-    ),
-    (
-        chess.STATUS_TOO_MANY_BLACK_PIECES,
-        "STATUS_TOO_MANY_BLACK_PIECES",
-        "black has more than 16 pieces",
-    ),
-    (
-        chess.STATUS_BAD_CASTLING_RIGHTS,
-        "STATUS_BAD_CASTLING_RIGHTS",
-        "a castling right names a king or rook that is not on its castling square",
-    ),
-    (
-        chess.STATUS_INVALID_EP_SQUARE,
-        "STATUS_INVALID_EP_SQUARE",
-        "the en passant square does not follow a double pawn step",
-    ),
-    (
-        chess.STATUS_OPPOSITE_CHECK,
-        "STATUS_OPPOSITE_CHECK",
-        "the side that just moved is in check",
-    ),
-    (
-        chess.STATUS_TOO_MANY_CHECKERS,
-        "STATUS_TOO_MANY_CHECKERS",
-        "more than two pieces give check",
-    ),
-    (
-        chess.STATUS_IMPOSSIBLE_CHECK,
-        "STATUS_IMPOSSIBLE_CHECK",
-        "no single move could have given this check",
-    ),
-)
-
-
 _EVAL_LIMIT: Final = 20_000
 """Static evaluations are clamped to this, far inside the search's mate scores: an ``EvalFile``
 table with absurd weights must not produce a "mate" out of material.  The one place where
@@ -177,42 +126,27 @@ def _clamped(value: int) -> int:
     return _EVAL_LIMIT if value > _EVAL_LIMIT else (-_EVAL_LIMIT if value < -_EVAL_LIMIT else value)
 
 
-def describe_status(status: chess.Status) -> str:
-    """Human-readable reasons for a ``board.status()`` bitmask, naming each flag."""
-    reasons = [f"{text} ({name})" for flag, name, text in _STATUS_TEXT if status & flag]
-    known = functools.reduce(lambda acc, entry: acc | entry[0], _STATUS_TEXT, 0)
-    if status & ~known:
-        reasons.append(f"python-chess status flags {int(status & ~known):#x}")
-    return "; ".join(reasons)
-
-
 @functools.cache
 def _default() -> tuple[LinearEvaluator, EvalTables]:
     evaluator = LinearEvaluator.from_json(DEFAULT_WEIGHTS_PATH)
     return evaluator, EvalTables(evaluator.weights)
 
 
-_last_tables: tuple[LinearEvaluator, dict[str, float], EvalTables] | None = None
-
-
 def _tables_for(evaluator: LinearEvaluator) -> EvalTables:
-    """Tables for a caller's evaluator, reused while the same evaluator comes back with the
-    same weights (a tuner or a match builds many games from one evaluator; sharing the tables
-    shares their caches too)."""
-    global _last_tables
+    """The evaluation tables of ``evaluator``'s weights, which the evaluator keeps."""
     shared, shared_tables = _default()
     if evaluator is shared:
         return shared_tables
-    last = _last_tables
-    if last is not None and last[0] is evaluator and last[1] == evaluator.weights:
-        return last[2]
-    tables = EvalTables(evaluator.weights)
+    return evaluator.derived(_make_tables)
+
+
+def _make_tables(weights: Mapping[str, float]) -> EvalTables:
+    tables = EvalTables(weights)
     if not tables.exact:
         logger.warning(
             "chess weights are not all integers: evaluating through the feature dictionary "
             "(slow); round the weights to restore the fast path"
         )
-    _last_tables = (evaluator, dict(evaluator.weights), tables)
     return tables
 
 
@@ -614,27 +548,27 @@ class ChessGame:
         return self._evaluator
 
     def features(self) -> Mapping[str, float]:
-        return evaluation.features(self._synced())
+        return board_features(self._synced())
 
     def evaluate(self) -> int:
         tables = self._tables
         if not tables.exact:
-            return _clamped(self._evaluator.evaluate(evaluation.features(self._synced())))
+            return _clamped(self._evaluator.evaluate(board_features(self._synced())))
         node = self._node()
         key = node.key
-        slot = key & evaluation.EVAL_SLOT_MASK
+        slot = key & EVAL_SLOT_MASK
         stored = tables.eval_values[slot]
         if stored and tables.eval_keys[slot] == key:
-            return int(stored - evaluation.EVAL_STORED)
+            return int(stored - EVAL_STORED)
         value = _clamped(evaluate_fast(node, self._psq, tables))
         tables.eval_keys[slot] = key
-        tables.eval_values[slot] = value + evaluation.EVAL_STORED
+        tables.eval_values[slot] = value + EVAL_STORED
         return value
 
     def evaluate_uncached(self) -> int:
         """The fast evaluation without the cache (for measuring and testing it)."""
         if not self._tables.exact:
-            return self._evaluator.evaluate(evaluation.features(self._synced()))
+            return self._evaluator.evaluate(board_features(self._synced()))
         return evaluate_fast(self._node(), self._psq, self._tables)
 
     # -- notation --------------------------------------------------------------------------
@@ -642,51 +576,7 @@ class ChessGame:
     def parse_move(self, text: str) -> SharedMove:
         """UCI long algebraic: ``e2e4``, ``e7e8q``; castling as ``e1g1`` or king-takes-rook
         ``e1h1`` (the only form in Chess960 positions where the two differ)."""
-        stripped = text.strip()
-        if stripped == "0000":
-            raise IllegalMoveError(f"the null move cannot be played ({text})")
-        try:
-            move = chess.Move.from_uci(stripped)
-        except ValueError:
-            raise IllegalMoveError(
-                f"not a UCI move, expected e.g. e2e4 or e7e8q ({text})"
-            ) from None
-        if move.drop:
-            raise IllegalMoveError(f"chess has no drops ({text})")
-        try:
-            parsed = self._synced().parse_uci(stripped)
-        except ValueError:
-            raise IllegalMoveError(f"{self._why_illegal(move)} ({text})") from None
-        return from_chess(parsed)
-
-    def _why_illegal(self, move: chess.Move) -> str:
-        b = self._synced()
-        origin = chess.SQUARE_NAMES[move.from_square]
-        piece = b.piece_at(move.from_square)
-        to_move = chess.COLOR_NAMES[b.turn]
-        if piece is None:
-            return f"illegal move: no piece on {origin}"
-        name = chess.piece_name(piece.piece_type)
-        if piece.color != b.turn:
-            return f"illegal move: the {name} on {origin} is not {to_move}'s"
-        last_rank = chess.square_rank(move.to_square) in (0, 7)
-        if (
-            piece.piece_type == _PAWN
-            and last_rank
-            and not move.promotion
-            and any(
-                m.from_square == move.from_square and m.to_square == move.to_square
-                for m in b.generate_legal_moves()
-            )
-        ):
-            return "illegal move: a pawn reaching the last rank must name its promotion piece"
-        if move.promotion and not (piece.piece_type == _PAWN and last_rank):
-            return "illegal move: only a pawn reaching the last rank promotes"
-        reason = f"illegal move: the {name} on {origin} cannot go to "
-        reason += chess.SQUARE_NAMES[move.to_square]
-        if b.is_check():
-            reason += f" ({to_move} is in check)"
-        return reason
+        return from_chess(parse_uci_move(self._synced(), text))
 
     def format_move(self, move: int) -> str:
         return self._synced().uci(to_chess(move), chess960=self.chess960)
@@ -761,23 +651,7 @@ class ChessGame:
     def display(self) -> str:
         """The board from white's side (rank 8 on top), then FEN, key and checkers, as
         Stockfish's ``d`` command prints them."""
-        b = self._synced()
-        separator = " +---+---+---+---+---+---+---+---+"
-        lines = [separator]
-        for rank in range(7, -1, -1):
-            cells = []
-            for file in range(8):
-                piece = b.piece_at(chess.square(file, rank))
-                cells.append(piece.symbol() if piece else " ")
-            lines.append(" | " + " | ".join(cells) + f" | {rank + 1}")
-            lines.append(separator)
-        lines.append("   a   b   c   d   e   f   g   h")
-        lines.append("")
-        lines.append(f"Fen: {self.fen()}")
-        lines.append(f"Key: {unsigned(self._node().key):016X}")
-        checkers = " ".join(chess.SQUARE_NAMES[sq] for sq in b.checkers())
-        lines.append(f"Checkers: {checkers}".rstrip())
-        return "\n".join(lines)
+        return board_diagram(self._synced(), self.fen(), unsigned(self._node().key))
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle as start position + moves (a few hundred bytes), not as the board with its
@@ -838,9 +712,6 @@ if TYPE_CHECKING:
     _tablebase_check: Tablebase[int] = ChessGame(chess.Board())
 
 
-_last_unpickled: LinearEvaluator | None = None
-
-
 def _unpickle(
     fen: str,
     moves: tuple[str, ...],
@@ -848,17 +719,8 @@ def _unpickle(
     evaluator: LinearEvaluator | None,
     tablebases: SyzygySettings | None = None,
 ) -> ChessGame:
-    """Rebuild a pickled game.  A caller's evaluator arrives as a fresh copy with every game
-    (a search worker gets one per ``go``); equal weights are folded into the copy seen last,
-    so that :func:`_tables_for` keeps serving the same tables and their caches across
-    searches instead of starting cold each move."""
-    global _last_unpickled
-    if evaluator is not None:
-        last = _last_unpickled
-        if last is not None and last.weights == evaluator.weights:
-            evaluator = last
-        else:
-            _last_unpickled = evaluator
+    """Rebuild a pickled game (a caller's evaluator unpickles as the one it unpickled last
+    when the weights are equal: its tables and their caches carry over between searches)."""
     board = chess.Board(fen, chess960=chess960)
     for text in moves:
         board.push(chess.Move.from_uci(text))

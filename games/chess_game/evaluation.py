@@ -1,95 +1,12 @@
-"""Chess evaluation as a linear function of named features, computed two ways.
+"""Chess evaluation as a linear function of named features: the search's fast route.
 
-**The model.**  eval = Σ wᵢ·fᵢ from the side to move's point of view.  Almost every feature
-comes in a middlegame and an endgame flavour (``material.mg.N`` / ``material.eg.N``); the game
-phase tapers between them *inside the feature values*, so the evaluation stays linear in the
-weights and Texel tuning can fit them by logistic regression:
-
-* ``phase`` = N + B + 2·R + 4·Q over both sides, capped at 24 (24 = all pieces on);
-* the taper ``t`` is that phase in 32nds, ``t = round(phase · 32 / 24)``;
-* a middlegame feature's value is ``raw · t / 32``, an endgame feature's is
-  ``raw · (32 - t) / 32``, where ``raw`` is an integer count, white's minus black's,
-  negated when black is to move;
-* ``tempo`` is 1 (the side to move's bonus) and is not tapered.
-
-Why 32nds and not ``phase / 24``: ``LinearEvaluator`` rounds a float sum.  With 24ths the
-exact sum ends in exactly one half for a few percent of positions (at phase 12 whenever the
-middlegame and endgame sums differ by an odd number), and the float sum lands an ulp either
-side of it, so no integer code can predict ``round()``.  In 32nds every feature value, every
-product with an integer weight and every partial sum is an exact binary fraction: the float
-sum *is* the exact sum, and the fast route reproduces it bit for bit.  The taper keeps all 25
-phase levels, each within 1/96 of ``phase / 24``.
-
-The raw counts, per side:
-
-``material.P..Q``
-    pieces of each type (the king has none: it is always there).
-``psqt.P..K.<square>``
-    occupancy of a square, seen from the owner's side (black's squares are mirrored, so
-    ``psqt.mg.N.f3`` is a knight on f3 for white and on f6 for black).  Only squares where the
-    two sides' occupancies differ are listed.
-``mobility.N/B/R/Q``
-    squares a piece attacks that hold no own piece and no enemy pawn attacks ("safe").
-``pawns.doubled``
-    pawns beyond the first on each file.
-``pawns.isolated``
-    pawns with no own pawn on an adjacent file.
-``pawns.backward``
-    pawns not isolated, with no own pawn on an adjacent file level with or behind them, whose
-    stop square an enemy pawn attacks.
-``pawns.connected``
-    pawns with an own pawn beside them (phalanx) or diagonally behind them (protected).
-``passed.r2..r7``
-    passed pawns by relative rank: no enemy pawn ahead on its own or an adjacent file, and no
-    own pawn ahead on its file (the rearmost of a doubled pair is not counted).
-``passed.king_them`` / ``passed.king_us``
-    the king race of passed pawns on relative ranks 4-7: the enemy king's and the own king's
-    distance to the pawn's stop square (capped at 5), times the pawn's urgency 2, 7, 12, 17
-    by rank (Stockfish's classical ``king_proximity``).  A pawn the enemy king cannot catch
-    is worth far more than one it blockades, and neither a rank nor a search at depth 4-6
-    sees the difference; the kings are in the pawn cache's key, so the term is nearly free.
-``king.shield1`` / ``king.shield2`` (middlegame only)
-    own pawns one and two ranks in front of the king, on its file and the adjacent ones.
-``king.open_file`` (middlegame only)
-    files at and beside the king without an own pawn.
-``king.attackers`` / ``king.zone_attacks`` (middlegame only)
-    enemy knights, bishops, rooks and queens attacking the king zone (the king's square and
-    its neighbours), and the number of zone squares they attack in total.
-``rook.open_file`` / ``rook.semi_open_file``
-    rooks on a file without pawns / without own pawns but with enemy ones.
-``bishop_pair``
-    1 with two or more bishops.
-``threats.pawn`` / ``threats.minor`` / ``threats.rook``
-    enemy knights, bishops, rooks and queens attacked by an own pawn; enemy rooks and queens
-    attacked by an own knight or bishop; enemy queens attacked by an own rook.  Quiescence
-    resolves only the side to move's captures, so a piece left en prise to a smaller one
-    is otherwise seen only one ply too late.
-``threats.hanging``
-    enemy pieces and pawns (not the king) attacked by any own piece and defended by none.
-
-**Known draws.**  A side whose only men besides its king are pawns on one rook file, perhaps
-with one bishop, cannot beat a bare king that holds the pawns' queening corner: without the
-bishop when that king stands ahead of every pawn, on the rook file or next to it; with a
-bishop that cannot cover the queening square (the "wrong" bishop) when that king stands
-within one square of it (Stockfish classical's ``KPsK`` and ``KBPsK`` draw rules).  A linear
-evaluation counts such a side a bishop and a pawn or two up, so the search trades into these
-endings as if they were won; against Stockfish at ``UCI_Elo 2000``, 7 of 400 games ended
-drawn in rook-pawn endings after Brudno's own score of +3 or more, 5 of them through a
-position this rule judges.  Every feature is 0 there (``tempo`` too): the evaluation is an
-exact 0 on both routes.
-
-**Two routes, one number.**  :func:`features` builds the named dictionary the readable way
-(python-chess square sets and per-piece loops); it feeds ``explain()`` and tuning.
-:func:`evaluate_fast` is the search's hot path: material and piece-square values arrive
-incrementally from the adapter, pawn-and-king terms come from a cache, and the rest is integer
-bitboard arithmetic.  Both compute the same integer when the weights are integers: the fast
-route sums middlegame and endgame parts as integers ``mg`` and ``eg`` and rounds
-``(mg·t + eg·(32 - t)) / 32`` half to even, exactly what ``round()`` does to the dictionary's
-(exact) sum.  Fractional weights are allowed; the adapter then evaluates through the
-dictionary.
-
-Scores in the fast route are *packed*: ``mg + eg·2²¹`` in one int, so each weight costs one
-addition; :func:`unpack` splits them (|mg| stays far below 2²⁰).
+eval = Σ wᵢ·fᵢ from the side to move's view; middlegame and endgame features are tapered by
+the game phase in 32nds inside the feature values, so the evaluation stays linear in the
+weights (Texel tuning fits them).  :func:`evaluate_fast` computes, on integer bitboards with
+incremental material and a pawn-and-king cache, exactly the integer that the readable route
+(:func:`games.chess_game.features.features` weighted and rounded) gives for integer weights;
+scores are packed ``mg + eg·2²¹`` (:func:`unpack`).  Known rook-pawn draws score an exact 0.
+The features, the taper's arithmetic and why: docs/evaluation.md.
 """
 
 from __future__ import annotations
@@ -118,17 +35,18 @@ from games.chess_game.bitboard64 import (
 )
 
 __all__ = [
+    "EVAL_SLOT_MASK",
+    "EVAL_STORED",
+    "PASSED_RANKS",
     "PHASE_MAX",
+    "PIECE_LETTERS",
     "TAPER",
     "TAPER_MAX",
     "EvalTables",
     "evaluate_fast",
-    "features",
-    "game_phase",
     "known_draw",
     "material_psq",
     "pack",
-    "side_counts",
     "unpack",
 ]
 
@@ -158,27 +76,10 @@ EVAL_STORED: Final = 1 << 32
 _SHIFT: Final = 21
 _HALF: Final = 1 << (_SHIFT - 1)
 
-_LETTERS: Final = ("", "P", "N", "B", "R", "Q", "K")
-_MOBILE: Final = (chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN)
-_PASSED_RANKS: Final = range(2, 8)
-_PAWN_TERMS: Final = ("doubled", "isolated", "backward", "connected")
-_GROUP_ORDER: Final = {
-    g: i
-    for i, g in enumerate(
-        (
-            "material",
-            "psqt",
-            "mobility",
-            "pawns",
-            "passed",
-            "king",
-            "rook",
-            "bishop_pair",
-            "threats",
-        )
-    )
-}
-_MG_ONLY: Final = frozenset({"king"})
+PIECE_LETTERS: Final = ("", "P", "N", "B", "R", "Q", "K")
+"""The letter of each piece type in feature names (``material.mg.N``)."""
+PASSED_RANKS: Final = range(2, 8)
+"""The relative ranks a passed pawn has a feature for (``passed.r2`` .. ``passed.r7``)."""
 
 
 def pack(mg: int, eg: int) -> int:
@@ -321,7 +222,7 @@ class EvalTables:
             sign = 1 if color else -1
             per_type: list[tuple[int, ...]] = [(0,) * 64]
             for piece_type in chess.PIECE_TYPES:
-                letter = _LETTERS[piece_type]
+                letter = PIECE_LETTERS[piece_type]
                 material = both(f"material.{letter}") if piece_type != chess.KING else 0
                 row = []
                 for square in chess.SQUARES:
@@ -342,7 +243,7 @@ class EvalTables:
         self.backward = both("pawns.backward")
         self.connected = both("pawns.connected")
         self.passed: tuple[int, ...] = tuple(
-            both(f"passed.r{r + 1}") if r + 1 in _PASSED_RANKS else 0 for r in range(8)
+            both(f"passed.r{r + 1}") if r + 1 in PASSED_RANKS else 0 for r in range(8)
         )
         """By rank index 0..7 (white's view): rank 2 is index 1."""
         self.passed_king_them = both("passed.king_them")
@@ -386,15 +287,6 @@ def material_psq(board: chess.Board, tables: EvalTables) -> int:
             for square in chess.scan_forward(board.pieces_mask(piece_type, color) & occupied):
                 score += row[square]
     return score
-
-
-def game_phase(board: chess.Board) -> int:
-    phase = (
-        chess.popcount(board.knights | board.bishops)
-        + 2 * chess.popcount(board.rooks)
-        + 4 * chess.popcount(board.queens)
-    )
-    return min(phase, PHASE_MAX)
 
 
 # -- the fast route --------------------------------------------------------------------------
@@ -709,173 +601,3 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
     if r > 16 or (r == 16 and q & 1):  # half to even, as round() does
         q += 1
     return (q if boards.turn else -q) + t.tempo
-
-
-# -- the readable route ----------------------------------------------------------------------
-
-
-def side_counts(board: chess.Board, color: chess.Color) -> dict[str, int]:
-    """Raw feature counts of one side (names without the phase part: ``material.N``,
-    ``king.attackers``); :func:`features` turns white's minus black's into feature values."""
-    counts: dict[str, int] = {}
-    own = board.occupied_co[color]
-    enemy_color = not color
-
-    def relative_rank(square: chess.Square) -> int:
-        rank = chess.square_rank(square)
-        return rank if color == chess.WHITE else 7 - rank
-
-    for piece_type in (chess.PAWN, *_MOBILE):
-        counts[f"material.{_LETTERS[piece_type]}"] = len(board.pieces(piece_type, color))
-
-    for piece_type in chess.PIECE_TYPES:
-        for square in board.pieces(piece_type, color):
-            rel = square if color == chess.WHITE else chess.square_mirror(square)
-            name = f"psqt.{_LETTERS[piece_type]}.{chess.SQUARE_NAMES[rel]}"
-            counts[name] = counts.get(name, 0) + 1
-
-    enemy_pawn_attacks = chess.SquareSet()
-    for square in board.pieces(chess.PAWN, enemy_color):
-        enemy_pawn_attacks |= board.attacks(square)
-    for piece_type in _MOBILE:
-        total = 0
-        for square in board.pieces(piece_type, color):
-            safe = board.attacks(square) - chess.SquareSet(own) - enemy_pawn_attacks
-            total += len(safe)
-        counts[f"mobility.{_LETTERS[piece_type]}"] = total
-
-    own_pawns = list(board.pieces(chess.PAWN, color))
-    enemy_pawns = list(board.pieces(chess.PAWN, enemy_color))
-    per_file = [0] * 8
-    for square in own_pawns:
-        per_file[chess.square_file(square)] += 1
-    terms = dict.fromkeys(_PAWN_TERMS, 0)
-    terms["doubled"] = sum(n - 1 for n in per_file if n > 1)
-    passed = dict.fromkeys(_PASSED_RANKS, 0)
-    own_king = board.king(color)
-    enemy_king = board.king(enemy_color)
-    assert own_king is not None and enemy_king is not None, "evaluation needs both kings"
-    king_them = king_us = 0
-    for square in own_pawns:
-        file, rank = chess.square_file(square), relative_rank(square)
-        sides = [f for f in (file - 1, file + 1) if 0 <= f < 8]
-        isolated = all(per_file[f] == 0 for f in sides)
-        if isolated:
-            terms["isolated"] += 1
-        if any(
-            chess.square_file(o) in sides and relative_rank(o) in (rank, rank - 1)
-            for o in own_pawns
-        ):
-            terms["connected"] += 1
-        if (
-            not isolated
-            and not any(
-                chess.square_file(o) in sides and relative_rank(o) <= rank for o in own_pawns
-            )
-            and any(
-                chess.square_file(e) in sides and relative_rank(e) == rank + 2 for e in enemy_pawns
-            )
-        ):
-            terms["backward"] += 1
-        blocked = any(
-            abs(chess.square_file(e) - file) <= 1 and relative_rank(e) > rank for e in enemy_pawns
-        ) or any(chess.square_file(o) == file and relative_rank(o) > rank for o in own_pawns)
-        if not blocked:
-            passed[rank + 1] += 1
-            if rank >= 3:
-                stop = square + 8 if color == chess.WHITE else square - 8
-                urgency = 5 * rank - 13
-                king_them += urgency * min(chess.square_distance(enemy_king, stop), 5)
-                king_us += urgency * min(chess.square_distance(own_king, stop), 5)
-    for name, value in terms.items():
-        counts[f"pawns.{name}"] = value
-    for rank_name, value in passed.items():
-        counts[f"passed.r{rank_name}"] = value
-    counts["passed.king_them"] = king_them
-    counts["passed.king_us"] = king_us
-
-    king_file, king_rank = chess.square_file(own_king), relative_rank(own_king)
-    near_files = [f for f in (king_file - 1, king_file, king_file + 1) if 0 <= f < 8]
-    counts["king.shield1"] = sum(
-        1
-        for o in own_pawns
-        if chess.square_file(o) in near_files and relative_rank(o) == king_rank + 1
-    )
-    counts["king.shield2"] = sum(
-        1
-        for o in own_pawns
-        if chess.square_file(o) in near_files and relative_rank(o) == king_rank + 2
-    )
-    counts["king.open_file"] = sum(1 for f in near_files if per_file[f] == 0)
-    zone = board.attacks(own_king) | chess.SquareSet.from_square(own_king)
-    attackers = zone_attacks = 0
-    for piece_type in _MOBILE:
-        for square in board.pieces(piece_type, enemy_color):
-            hit = board.attacks(square) & zone
-            if hit:
-                attackers += 1
-                zone_attacks += len(hit)
-    counts["king.attackers"] = attackers
-    counts["king.zone_attacks"] = zone_attacks
-
-    rook_open = rook_semi = 0
-    for square in board.pieces(chess.ROOK, color):
-        file = chess.square_file(square)
-        if not any(chess.square_file(p) == file for p in own_pawns + enemy_pawns):
-            rook_open += 1
-        elif per_file[file] == 0:
-            rook_semi += 1
-    counts["rook.open_file"] = rook_open
-    counts["rook.semi_open_file"] = rook_semi
-    counts["bishop_pair"] = int(len(board.pieces(chess.BISHOP, color)) >= 2)
-
-    def attacked_by(types: tuple[chess.PieceType, ...]) -> chess.SquareSet:
-        squares = chess.SquareSet()
-        for piece_type in types:
-            for square in board.pieces(piece_type, color):
-                squares |= board.attacks(square)
-        return squares
-
-    def enemy(*types: chess.PieceType) -> chess.SquareSet:
-        squares = chess.SquareSet()
-        for piece_type in types:
-            squares |= board.pieces(piece_type, enemy_color)
-        return squares
-
-    counts["threats.pawn"] = len(attacked_by((chess.PAWN,)) & enemy(*_MOBILE))
-    counts["threats.minor"] = len(
-        attacked_by((chess.KNIGHT, chess.BISHOP)) & enemy(chess.ROOK, chess.QUEEN)
-    )
-    counts["threats.rook"] = len(attacked_by((chess.ROOK,)) & enemy(chess.QUEEN))
-    counts["threats.hanging"] = sum(
-        1
-        for square in enemy(chess.PAWN, *_MOBILE)
-        if board.is_attacked_by(color, square) and not board.is_attacked_by(enemy_color, square)
-    )
-    return counts
-
-
-def features(board: chess.Board) -> dict[str, float]:
-    """Feature values from the side to move's view (see the module docstring), grouped in a
-    fixed order so ``explain()`` reads top-down: material, squares, mobility, pawns, king...
-    In a known draw every value is 0 (see the module docstring)."""
-    if known_draw(board):
-        return {"tempo": 0.0}
-    taper = TAPER[game_phase(board)]
-    white = side_counts(board, chess.WHITE)
-    black = side_counts(board, chess.BLACK)
-    sign = 1 if board.turn == chess.WHITE else -1
-    names = list(white) + [name for name in black if name not in white]
-    names.sort(key=lambda name: _GROUP_ORDER[name.partition(".")[0]])
-    values: dict[str, float] = {}
-    for name in names:
-        raw = sign * (white.get(name, 0) - black.get(name, 0))
-        group, _, rest = name.partition(".")
-        if group == "psqt" and raw == 0:
-            continue
-        suffix = f".{rest}" if rest else ""
-        values[f"{group}.mg{suffix}"] = raw * taper / TAPER_MAX
-        if group not in _MG_ONLY:
-            values[f"{group}.eg{suffix}"] = raw * (TAPER_MAX - taper) / TAPER_MAX
-    values["tempo"] = 1.0
-    return values

@@ -13,6 +13,11 @@ field after every legal move of many positions.
 The undo record on the board's stack is :class:`BoardUndo`, a compiled twin of python-chess's
 ``_BoardState`` (the same fields and ``restore``): python-chess's own class is interpreted
 Python, and building and restoring it was the largest Python-level cost left per node.
+
+The board's undo stack (``Board._stack``) is python-chess's private state: only
+:func:`undo_stack` touches it, and importing this module checks that the installed
+python-chess is one of :data:`PYTHON_CHESS_SUPPORTED` (``tests/games/test_chess_make.py``
+checks the internals themselves).
 """
 
 from __future__ import annotations
@@ -22,9 +27,40 @@ from typing import Any, Final
 import chess
 from chess import BB_RANK_1, BB_RANK_8, BB_SQUARES, KING, PAWN
 
-__all__ = ["BoardUndo", "pop_move", "push_null", "push_plain"]
+__all__ = [
+    "PYTHON_CHESS_SUPPORTED",
+    "BoardUndo",
+    "check_python_chess",
+    "pop_move",
+    "push_null",
+    "push_plain",
+    "undo_stack",
+]
 
 _NULL: Final = chess.Move.null()
+
+PYTHON_CHESS_SUPPORTED: Final = ((1, 11), (1, 12))
+"""The python-chess versions whose private ``Board._stack`` and ``_BoardState`` this module
+was checked against: from the first (inclusive) to the second (exclusive) minor version, the
+range ``pyproject.toml`` pins."""
+
+
+def check_python_chess(version: str) -> None:
+    """Raise ``ImportError`` unless python-chess ``version`` is in the supported range."""
+    lowest, beyond = PYTHON_CHESS_SUPPORTED
+    try:
+        minor = tuple(int(part) for part in version.split(".")[:2])
+    except ValueError:
+        minor = ()
+    if not lowest <= minor < beyond:
+        raise ImportError(
+            f"python-chess {version} is not supported: games.chess_game.make writes its "
+            f"private Board._stack, checked for {lowest[0]}.{lowest[1]} to below "
+            f"{beyond[0]}.{beyond[1]}"
+        )
+
+
+check_python_chess(chess.__version__)
 
 
 class BoardUndo:
@@ -71,15 +107,16 @@ class BoardUndo:
         board.fullmove_number = self.fullmove_number
 
 
-def _stack(board: chess.Board) -> list[Any]:
-    """The board's undo stack, typed to hold :class:`BoardUndo` records too."""
+def undo_stack(board: chess.Board) -> list[Any]:
+    """python-chess's private undo stack of ``board`` (``Board._stack``), typed to hold
+    :class:`BoardUndo` records too: the one place that reads it."""
     return board._stack
 
 
 def push_null(board: chess.Board) -> None:
     """``board.push(chess.Move.null())``: the turn passes, en passant is forfeit."""
     state = BoardUndo(board)
-    stack = _stack(board)
+    stack = undo_stack(board)
     if not stack:
         board.castling_rights = board.clean_castling_rights()
     stack.append(state)
@@ -95,7 +132,7 @@ def push_null(board: chess.Board) -> None:
 def pop_move(board: chess.Board) -> None:
     """``board.pop()`` after :func:`push_plain`, :func:`push_null` or ``Board.push``."""
     board.move_stack.pop()
-    state = _stack(board).pop()
+    state = undo_stack(board).pop()
     if isinstance(state, BoardUndo):
         state.restore(board)
     else:
@@ -114,7 +151,7 @@ def push_plain(board: chess.Board, move: chess.Move, piece_type: int, captured: 
     to_bb = BB_SQUARES[to]
     us = board.turn
     state = BoardUndo(board)
-    stack = _stack(board)
+    stack = undo_stack(board)
     rights = board.castling_rights
     if rights:
         if not stack:

@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from engine.eval import format_explanation
 from engine.game import Game, GameError, IllegalMoveError
 from engine.lab.classic import UCI_ALGORITHMS
 from engine.limits import Limits
@@ -27,6 +26,7 @@ from games.registry import GAMES, get_variant
 from games.variant import BookMove, Variant
 from protocol.errors import OptionError
 from protocol.uci.books import SessionBook
+from protocol.uci.formatting import explanation_lines
 from protocol.uci.options import (
     ANY_PATH,
     Button,
@@ -428,7 +428,7 @@ class Engine:
             lines.append(f"Weights: {self._weights.shown(self.variant)}")
         features = game.features()
         total = game.evaluate()
-        lines.extend(format_explanation(game.evaluator.explain(features), total))
+        lines.extend(explanation_lines(game.evaluator.explain(features), total))
         lines.append(f"Evaluation: {total} (side to move's point of view)")
         return lines
 

@@ -10,7 +10,9 @@ otherwise split it into a second, bogus protocol line.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
+from engine.eval import Term
 from engine.info import Bound, SearchInfo
 from engine.score import Cp, Reported
 from protocol.uci.options import (
@@ -113,6 +115,15 @@ def bestmove_line(best: str | None, ponder: str | None = None) -> str:
     if ponder is None:
         return f"bestmove {best}"
     return f"bestmove {best} ponder {ponder}"
+
+
+def explanation_lines(terms: Iterable[Term], total: int) -> list[str]:
+    """The ``eval`` command's table: one line per term, then the total (side to move's point
+    of view)."""
+    lines = [f"{'term':<20} {'value':>10} {'score':>10}"]
+    lines += [f"{t.name:<20} {t.value:>10.2f} {t.contribution:>10.1f}" for t in terms]
+    lines.append(f"{'total':<20} {'':>10} {total:>10d}")
+    return lines
 
 
 def info_string(text: str) -> str:

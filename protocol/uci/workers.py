@@ -1,36 +1,13 @@
 """A :class:`~protocol.uci.runner.SearchRunner` whose searches run in a worker process.
 
-Why processes: the TCP server runs many sessions in one event loop, and CPython's GIL would
-serialize their searches on one core.  Each session therefore gets its own worker process
-(started when the session starts, see :meth:`ProcessRunner.start`, and reused), which holds
-that session's :class:`~engine.smp.searcher.ParallelSearcher` and so its transposition table:
-Hash stays per session and bounded by the option, and a crash in one worker cannot touch
-another session.  With ``Threads`` above 1 the worker starts the search's helper processes
-itself (they share its table and die with it).
-
-Process start method: ``forkserver`` where the platform has it (``spawn`` elsewhere), never a
-plain ``fork`` of the threaded asyncio process.  The fork server preloads this module (and so
-the engine and the games), so a new worker is a cheap fork of an already-imported interpreter;
-:func:`warm_up` starts the fork server ahead of the first session.
-
-The wire between the two sides is a :func:`multiprocessing.Pipe` carrying the typed
-messages of :mod:`protocol.uci.worker_messages` (jobs, steering, replies), dispatched with
-``match``.
-
-The parent reads its end with ``loop.add_reader`` (never blocking the loop) and resolves one
-future per job.  In the worker, a listener thread receives messages: ``stop`` and
-``ponderhit`` go straight to the running search's :class:`SearchControl` (so they act within
-the search's poll interval), everything else is queued for the main thread, which runs one
-job at a time.  Both sides treat end-of-file as "the other side is gone": a worker whose
-parent died stops its search and exits, and a parent whose worker died fails the job with
-:class:`WorkerDiedError` (the session then still answers with a legal ``bestmove``) and starts
-a fresh worker for the next job.
-
-Workers leave the server's process group (``os.setpgrp``): a Ctrl-C in a terminal or a
-signal sent to the whole group must reach only the server, which stops the searches and
-collects their moves; the workers end when the server closes their pipes (or, at the
-latest, when it exits).  So no signal handler is needed here (only the application installs
-those).
+One worker per session (started by :meth:`ProcessRunner.start`, reused), from a ``forkserver``
+(``spawn`` elsewhere; :func:`warm_up` starts it early), holding the session's searcher and
+table.  The wire is a pipe of the typed messages of :mod:`protocol.uci.worker_messages`;
+``stop`` and ``ponderhit`` act within the search's poll interval.  A worker that dies fails its
+job with :class:`WorkerDiedError` (the session still answers a legal ``bestmove``) and the next
+job starts a fresh one; a worker whose parent died exits.  Workers leave the server's process
+group.  Why processes, the start method and the signals: docs/design.md, *Search worker
+processes*.
 """
 
 from __future__ import annotations
@@ -40,7 +17,6 @@ import contextlib
 import itertools
 import logging
 import multiprocessing
-import os
 import queue
 import threading
 import time
@@ -51,6 +27,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
+from engine.background import become_background_process
 from engine.control import ControlEvent, SearchControl
 from engine.emergency import emergency_move
 from engine.game import Game
@@ -215,30 +192,11 @@ def _listen(conn: Connection, jobs: queue.SimpleQueue[_Queued | None], state: _W
         jobs.put(None)
 
 
-def _leave_process_group() -> None:
-    """Out of the server's process group: signals meant for the server (a terminal's Ctrl-C,
-    a signal to the group) do not reach the searches it must still collect moves from."""
-    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no setpgrp (Windows)
-        os.setpgrp()
-
-
-def _lower_priority(nice: int) -> None:
-    if nice <= 0:
-        return
-    if hasattr(os, "nice"):
-        with contextlib.suppress(OSError):
-            os.nice(nice)
-    batch = getattr(os, "SCHED_BATCH", None)
-    if batch is not None:
-        # A batch process never preempts a waking interactive one (the server's loop).
-        with contextlib.suppress(OSError):
-            os.sched_setscheduler(0, batch, os.sched_param(0))
-
-
 def _worker_main(conn: Connection, hash_mb: int, nice: int) -> None:
     """Entry point of a worker process: run jobs one at a time until told to exit."""
-    _leave_process_group()
-    _lower_priority(nice)
+    # Out of the server's process group (signals meant for the server do not reach the
+    # searches it must still collect moves from), nicer and batch-scheduled.
+    become_background_process(nice, batch=True)
     # Daemonic for the server (ended if the server exits without closing it), but it starts
     # search helpers, which multiprocessing refuses a daemonic process; the rule guards
     # against orphans, and helpers end on their own when this process's pipe to them ends.

@@ -1,8 +1,8 @@
 """Native 64-bit bitboards agree with python-chess, h8 (the sign bit) included.
 
 The module must be right both compiled (``i64`` wraps) and as plain Python (``i64`` is an
-unbounded ``int``, and the module swaps in builtin-based twins); the last test runs its
-source as plain Python both ways, whatever the suite itself runs.
+unbounded ``int``, and the module takes the builtin-based twins of ``bitboard_plain``); the
+last test runs its source as plain Python both ways, whatever the suite itself runs.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from types import ModuleType
 import chess
 import pytest
 
-from games.chess_game import bitboard64
+from games.chess_game import bitboard64, bitboard_plain
 from games.chess_game.bitboard64 import (
     SQUARE,
     bishop_attacks,
@@ -77,7 +77,7 @@ def test_slider_attacks_match_python_chess(square: chess.Square) -> None:
 def _plain_python_copy(file_name: str) -> ModuleType:
     """The module's source run by the interpreter, whatever the compiled copy is.
 
-    Its ``__file__`` decides which set runs: a name ending in ``.py`` makes it swap in the
+    Its ``__file__`` decides which set runs: a name ending in ``.py`` makes it take the
     builtin-based twins, as a pure install does; any other keeps the word arithmetic that
     compiled code runs, here as plain Python.
     """
@@ -95,7 +95,8 @@ def _plain_python_copy(file_name: str) -> ModuleType:
 def test_plain_python_agrees_with_python_chess(file_name: str) -> None:
     plain = _plain_python_copy(file_name)
     swapped = file_name.endswith(".py")
-    assert (plain.popcount.__name__ == "_popcount_plain") == swapped
+    twins = ("popcount", "lsb", "msb", "rook_attacks", "bishop_attacks")
+    assert {getattr(plain, name) is getattr(bitboard_plain, name) for name in twins} == {swapped}
     for bb in BOARDS[:100]:
         value = plain.signed(bb)
         assert plain.popcount(value) == bb.bit_count()

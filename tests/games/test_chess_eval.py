@@ -18,7 +18,8 @@ from games.chess_game import (
     evaluation,
     from_fen,
 )
-from games.chess_game.evaluation import TAPER, TAPER_MAX, game_phase, side_counts
+from games.chess_game.evaluation import TAPER, TAPER_MAX
+from games.chess_game.features import game_phase, side_counts
 from tests.support.paths import DATA
 
 CHESS_DATA = DATA / "chess"

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pickle
 
+import chess
 import pytest
 
 from engine.eval import LinearEvaluator
-from games.chess_game import ChessGame, default_evaluator
+from games.chess_game import ChessGame, default_evaluator, from_fen
 from games.registry import get_variant
 
 EXTRA_KNIGHT = "4k3/pppp4/8/8/8/8/PPPP4/1N2K3 w - - 0 1"
@@ -113,3 +114,26 @@ def test_equal_tables_unpickle_to_one_evaluator_so_caches_persist() -> None:
     assert third.evaluator is not first.evaluator
     assert third.evaluator.weights == other.weights
     assert third.evaluate() == first.evaluate() - 400
+
+
+def test_each_table_keeps_its_own_precomputed_tables() -> None:
+    """Games built from one evaluator share its tables and their caches, whichever other
+    evaluator was used in between; a change to the weights builds them anew."""
+    heavy, light = knight_heavy(), knight_heavy(100)
+    first = from_fen(EXTRA_KNIGHT, evaluator=heavy)
+    other = from_fen(EXTRA_KNIGHT, evaluator=light)
+    again = from_fen(chess.STARTING_FEN, evaluator=heavy)
+    assert again._tables is first._tables
+    assert other._tables is not first._tables
+    heavy.weights["material.mg.N"] += 100
+    changed = from_fen(EXTRA_KNIGHT, evaluator=heavy)
+    assert changed._tables is not first._tables
+    fresh = from_fen(EXTRA_KNIGHT, evaluator=LinearEvaluator(heavy.weights))
+    assert changed.evaluate() == fresh.evaluate() != first.evaluate()
+
+
+def test_a_pickled_table_carries_its_weights_only() -> None:
+    heavy = knight_heavy()
+    game = get_variant("chess").new(EXTRA_KNIGHT, evaluator=heavy)
+    game.evaluate()  # fills the evaluation cache of the tables heavy keeps
+    assert len(pickle.dumps(heavy)) < 2 * len(pickle.dumps(heavy.weights))

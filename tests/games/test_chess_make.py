@@ -11,14 +11,25 @@ written, for every legal move, and ``pop`` must undo it.
 from __future__ import annotations
 
 import random
+import re
+import tomllib
 
 import chess
+import pytest
 
 from games.chess_game.adapter import ChessGame
 from games.chess_game.bitboard64 import Bitboards, signed
+from games.chess_game.make import (
+    PYTHON_CHESS_SUPPORTED,
+    BoardUndo,
+    check_python_chess,
+    pop_move,
+    push_plain,
+    undo_stack,
+)
 from games.chess_game.move_codes import to_chess
 from games.chess_game.zobrist import zobrist_key
-from tests.support.paths import DATA
+from tests.support.paths import DATA, REPO
 
 CHESS_DATA = DATA / "chess"
 
@@ -157,6 +168,46 @@ def test_python_chess_reads_the_adapter_s_undo_records() -> None:
     assert inner.is_repetition(2)
     assert inner.pop() == chess.Move.from_uci("g1f3")
     assert inner.fen() == "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 4 3"
+
+
+def test_python_chess_keeps_the_internals_make_relies_on() -> None:
+    # make.py writes python-chess's private state: Board._stack, a list of _BoardState
+    # records that Board.pop restores through their restore().  A python-chess that renames,
+    # adds or drops any of it fails here, not deep inside a search.
+    board = chess.Board()
+    board.push_uci("e2e4")
+    stack = undo_stack(board)
+    assert stack is board._stack
+    assert [type(state) for state in stack] == [chess._BoardState]
+    ours = BoardUndo(chess.Board())
+    theirs = chess._BoardState(chess.Board())
+    assert {name: getattr(ours, name) for name in _STATE_FIELDS} == vars(theirs)
+    push_plain(board, chess.Move.from_uci("e7e5"), chess.PAWN, 0)
+    assert isinstance(stack[-1], BoardUndo)
+    assert board.pop() == chess.Move.from_uci("e7e5")  # python-chess's pop, on our record
+    pop_move(board)  # ours, on python-chess's record
+    assert board.fen() == chess.STARTING_FEN
+    assert stack == []
+
+
+@pytest.mark.parametrize("version", ["1.11.0", "1.11.2", "1.11.99"])
+def test_the_supported_python_chess_versions_pass_the_check(version: str) -> None:
+    check_python_chess(version)
+
+
+@pytest.mark.parametrize("version", ["1.10.9", "1.12.0", "2.0.0", "1", "x.y"])
+def test_other_python_chess_versions_are_refused(version: str) -> None:
+    with pytest.raises(ImportError, match=re.escape(f"python-chess {version} is not supported")):
+        check_python_chess(version)
+
+
+def test_the_installed_python_chess_is_supported_and_the_range_is_the_pin() -> None:
+    check_python_chess(chess.__version__)
+    (low_major, low_minor), (high_major, high_minor) = PYTHON_CHESS_SUPPORTED
+    pin = f"chess>={low_major}.{low_minor},<{high_major}.{high_minor}"
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pin in project["project"]["dependencies"]
+    assert pin in project["build-system"]["requires"]
 
 
 def _fields_of(node: Bitboards) -> tuple[object, ...]:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from engine.eval import Term
 from engine.info import Bound, SearchInfo
 from engine.score import Cp, Mate, Reported
 from protocol.uci.engine import default_specs
 from protocol.uci.formatting import (
     bestmove_line,
     error_line,
+    explanation_lines,
     id_lines,
     info_line,
     info_string,
@@ -272,3 +274,13 @@ def test_info_string(text: str, line: str) -> None:
 )
 def test_error_line(what: str, offending: str, line: str) -> None:
     assert error_line(what, offending) == line
+
+
+def test_explanation_lines_are_a_table_ending_in_the_total() -> None:
+    terms = [Term("material", 1.0, 310.0), Term("mobility", -2.5, -12.25)]
+    assert explanation_lines(terms, 298) == [
+        "term                      value      score",
+        "material                   1.00      310.0",
+        "mobility                  -2.50      -12.2",
+        "total                                  298",
+    ]

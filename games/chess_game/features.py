@@ -1,0 +1,258 @@
+"""The chess features by name, the readable way: the route ``explain()`` and tuning take.
+
+Each feature is counted with python-chess square sets and per-piece loops, as the feature
+list in :mod:`games.chess_game.evaluation` defines it; with integer weights the compiled
+``evaluate_fast`` gives the same number (``tests/games/test_chess_eval.py`` checks).  Plain
+Python: nothing here runs per node.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import chess
+
+from games.chess_game.evaluation import (
+    PASSED_RANKS,
+    PHASE_MAX,
+    PIECE_LETTERS,
+    TAPER,
+    TAPER_MAX,
+    known_draw,
+)
+
+__all__ = ["features", "game_phase", "side_counts"]
+
+_MOBILE: Final = (chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN)
+_PAWN_TERMS: Final = ("doubled", "isolated", "backward", "connected")
+_GROUP_ORDER: Final = {
+    g: i
+    for i, g in enumerate(
+        (
+            "material",
+            "psqt",
+            "mobility",
+            "pawns",
+            "passed",
+            "king",
+            "rook",
+            "bishop_pair",
+            "threats",
+        )
+    )
+}
+_MG_ONLY: Final = frozenset({"king"})
+_FILES: Final = 8
+_PAIR: Final = 2
+_KING_RACE_FROM_RANK: Final = 3
+"""Passed pawns from this relative rank index on (rank 4) run the king race."""
+
+
+def game_phase(board: chess.Board) -> int:
+    phase = (
+        chess.popcount(board.knights | board.bishops)
+        + 2 * chess.popcount(board.rooks)
+        + 4 * chess.popcount(board.queens)
+    )
+    return min(phase, PHASE_MAX)
+
+
+def side_counts(board: chess.Board, color: chess.Color) -> dict[str, int]:
+    """Raw feature counts of one side (names without the phase part: ``material.N``,
+    ``king.attackers``); :func:`features` turns white's minus black's into feature values."""
+    counts: dict[str, int] = {}
+    _count_material_and_squares(board, color, counts)
+    _count_mobility(board, color, counts)
+    _count_pawns(board, color, counts)
+    _count_king_safety(board, color, counts)
+    _count_rooks_and_bishops(board, color, counts)
+    _count_threats(board, color, counts)
+    return counts
+
+
+def _relative_rank(square: chess.Square, color: chess.Color) -> int:
+    rank = chess.square_rank(square)
+    return rank if color == chess.WHITE else 7 - rank
+
+
+def _pawns_per_file(board: chess.Board, color: chess.Color) -> list[int]:
+    per_file = [0] * _FILES
+    for square in board.pieces(chess.PAWN, color):
+        per_file[chess.square_file(square)] += 1
+    return per_file
+
+
+def _beside(file: int) -> list[int]:
+    return [f for f in (file - 1, file + 1) if 0 <= f < _FILES]
+
+
+def _count_material_and_squares(
+    board: chess.Board, color: chess.Color, counts: dict[str, int]
+) -> None:
+    for piece_type in (chess.PAWN, *_MOBILE):
+        counts[f"material.{PIECE_LETTERS[piece_type]}"] = len(board.pieces(piece_type, color))
+    for piece_type in chess.PIECE_TYPES:
+        for square in board.pieces(piece_type, color):
+            rel = square if color == chess.WHITE else chess.square_mirror(square)
+            name = f"psqt.{PIECE_LETTERS[piece_type]}.{chess.SQUARE_NAMES[rel]}"
+            counts[name] = counts.get(name, 0) + 1
+
+
+def _count_mobility(board: chess.Board, color: chess.Color, counts: dict[str, int]) -> None:
+    """Squares each piece attacks that hold no own piece and no enemy pawn attacks."""
+    own = chess.SquareSet(board.occupied_co[color])
+    enemy_pawn_attacks = chess.SquareSet()
+    for square in board.pieces(chess.PAWN, not color):
+        enemy_pawn_attacks |= board.attacks(square)
+    for piece_type in _MOBILE:
+        total = 0
+        for square in board.pieces(piece_type, color):
+            total += len(board.attacks(square) - own - enemy_pawn_attacks)
+        counts[f"mobility.{PIECE_LETTERS[piece_type]}"] = total
+
+
+def _count_pawns(board: chess.Board, color: chess.Color, counts: dict[str, int]) -> None:
+    """Doubled, isolated, backward and connected pawns; passed pawns by rank and their
+    king race."""
+    own_pawns = list(board.pieces(chess.PAWN, color))
+    enemy_pawns = list(board.pieces(chess.PAWN, not color))
+    per_file = _pawns_per_file(board, color)
+    terms = dict.fromkeys(_PAWN_TERMS, 0)
+    terms["doubled"] = sum(n - 1 for n in per_file if n > 1)
+    passed = dict.fromkeys(PASSED_RANKS, 0)
+    own_king = board.king(color)
+    enemy_king = board.king(not color)
+    assert own_king is not None and enemy_king is not None, "evaluation needs both kings"
+    king_them = king_us = 0
+
+    def rank_of(square: chess.Square) -> int:
+        return _relative_rank(square, color)
+
+    for square in own_pawns:
+        file, rank = chess.square_file(square), rank_of(square)
+        sides = _beside(file)
+        isolated = all(per_file[f] == 0 for f in sides)
+        if isolated:
+            terms["isolated"] += 1
+        if any(chess.square_file(o) in sides and rank_of(o) in (rank, rank - 1) for o in own_pawns):
+            terms["connected"] += 1
+        if (
+            not isolated
+            and not any(chess.square_file(o) in sides and rank_of(o) <= rank for o in own_pawns)
+            and any(chess.square_file(e) in sides and rank_of(e) == rank + 2 for e in enemy_pawns)
+        ):
+            terms["backward"] += 1
+        blocked = any(
+            abs(chess.square_file(e) - file) <= 1 and rank_of(e) > rank for e in enemy_pawns
+        ) or any(chess.square_file(o) == file and rank_of(o) > rank for o in own_pawns)
+        if not blocked:
+            passed[rank + 1] += 1
+            if rank >= _KING_RACE_FROM_RANK:
+                stop = square + 8 if color == chess.WHITE else square - 8
+                urgency = 5 * rank - 13
+                king_them += urgency * min(chess.square_distance(enemy_king, stop), 5)
+                king_us += urgency * min(chess.square_distance(own_king, stop), 5)
+    for name, value in terms.items():
+        counts[f"pawns.{name}"] = value
+    for rank_name, value in passed.items():
+        counts[f"passed.r{rank_name}"] = value
+    counts["passed.king_them"] = king_them
+    counts["passed.king_us"] = king_us
+
+
+def _count_king_safety(board: chess.Board, color: chess.Color, counts: dict[str, int]) -> None:
+    """The pawn shield, open files at the king, and the enemy pieces attacking its zone."""
+    own_king = board.king(color)
+    assert own_king is not None, "evaluation needs both kings"
+    own_pawns = board.pieces(chess.PAWN, color)
+    per_file = _pawns_per_file(board, color)
+    king_file, king_rank = chess.square_file(own_king), _relative_rank(own_king, color)
+    near_files = [f for f in (king_file - 1, king_file, king_file + 1) if 0 <= f < _FILES]
+    for name, ahead in (("king.shield1", 1), ("king.shield2", 2)):
+        counts[name] = sum(
+            1
+            for o in own_pawns
+            if chess.square_file(o) in near_files and _relative_rank(o, color) == king_rank + ahead
+        )
+    counts["king.open_file"] = sum(1 for f in near_files if per_file[f] == 0)
+    zone = board.attacks(own_king) | chess.SquareSet.from_square(own_king)
+    attackers = zone_attacks = 0
+    for piece_type in _MOBILE:
+        for square in board.pieces(piece_type, not color):
+            hit = board.attacks(square) & zone
+            if hit:
+                attackers += 1
+                zone_attacks += len(hit)
+    counts["king.attackers"] = attackers
+    counts["king.zone_attacks"] = zone_attacks
+
+
+def _count_rooks_and_bishops(
+    board: chess.Board, color: chess.Color, counts: dict[str, int]
+) -> None:
+    pawn_files = {chess.square_file(p) for p in chess.SquareSet(board.pawns)}
+    per_file = _pawns_per_file(board, color)
+    rook_open = rook_semi = 0
+    for square in board.pieces(chess.ROOK, color):
+        file = chess.square_file(square)
+        if file not in pawn_files:
+            rook_open += 1
+        elif per_file[file] == 0:
+            rook_semi += 1
+    counts["rook.open_file"] = rook_open
+    counts["rook.semi_open_file"] = rook_semi
+    counts["bishop_pair"] = int(len(board.pieces(chess.BISHOP, color)) >= _PAIR)
+
+
+def _count_threats(board: chess.Board, color: chess.Color, counts: dict[str, int]) -> None:
+    """Enemy pieces attacked by smaller ones, and enemy men attacked and undefended."""
+
+    def attacked_by(*types: chess.PieceType) -> chess.SquareSet:
+        squares = chess.SquareSet()
+        for piece_type in types:
+            for square in board.pieces(piece_type, color):
+                squares |= board.attacks(square)
+        return squares
+
+    def enemy(*types: chess.PieceType) -> chess.SquareSet:
+        squares = chess.SquareSet()
+        for piece_type in types:
+            squares |= board.pieces(piece_type, not color)
+        return squares
+
+    counts["threats.pawn"] = len(attacked_by(chess.PAWN) & enemy(*_MOBILE))
+    counts["threats.minor"] = len(
+        attacked_by(chess.KNIGHT, chess.BISHOP) & enemy(chess.ROOK, chess.QUEEN)
+    )
+    counts["threats.rook"] = len(attacked_by(chess.ROOK) & enemy(chess.QUEEN))
+    counts["threats.hanging"] = sum(
+        1
+        for square in enemy(chess.PAWN, *_MOBILE)
+        if board.is_attacked_by(color, square) and not board.is_attacked_by(not color, square)
+    )
+
+
+def features(board: chess.Board) -> dict[str, float]:
+    """Feature values from the side to move's view (see the module docstring), grouped in a
+    fixed order so ``explain()`` reads top-down: material, squares, mobility, pawns, king...
+    In a known draw every value is 0 (see the module docstring)."""
+    if known_draw(board):
+        return {"tempo": 0.0}
+    taper = TAPER[game_phase(board)]
+    white = side_counts(board, chess.WHITE)
+    black = side_counts(board, chess.BLACK)
+    sign = 1 if board.turn == chess.WHITE else -1
+    names = list(white) + [name for name in black if name not in white]
+    names.sort(key=lambda name: _GROUP_ORDER[name.partition(".")[0]])
+    values: dict[str, float] = {}
+    for name in names:
+        raw = sign * (white.get(name, 0) - black.get(name, 0))
+        group, _, rest = name.partition(".")
+        if group == "psqt" and raw == 0:
+            continue
+        suffix = f".{rest}" if rest else ""
+        values[f"{group}.mg{suffix}"] = raw * taper / TAPER_MAX
+        if group not in _MG_ONLY:
+            values[f"{group}.eg{suffix}"] = raw * (TAPER_MAX - taper) / TAPER_MAX
+    values["tempo"] = 1.0
+    return values
