@@ -26,6 +26,7 @@ COMPILED_MODULES = [
     "engine/ordering.py",
     "engine/score.py",
     "engine/search.py",
+    "engine/stop.py",
     "engine/tt.py",
     "games/chess_game/adapter.py",
     "games/chess_game/bitboard64.py",

@@ -12,8 +12,8 @@ A searcher hands the driver a :class:`Root`: a function that searches the root t
 in the window ``(alpha, beta)`` over the given moves and returns the best :class:`Line`
 (fail-soft: a score outside the window is a bound), and a few small hooks (its counters, what
 to do when an iteration starts and ends, a ponder move).  The node functions stay the
-searcher's own: the production search keeps its closures on the hot path, the classic
-algorithms keep their textbook methods and exact node counts.
+searcher's own: the production search keeps its compiled worker on the hot path, the
+classic algorithms keep their textbook methods and exact node counts.
 
 The driver, for one ``go``:
 
@@ -30,9 +30,9 @@ The driver, for one ``go``:
    already found a better root move with a completed full-window search, that line
    (DESIGN.md convention 2).
 
-Stopping: the searcher raises :class:`SearchStopped` where it notices a stop, the node limit
-or the hard deadline, with the number of moves still pushed.  The driver pops them, so a node
-function needs no ``try`` of its own.
+Stopping: the searcher's :class:`engine.stop.StopPoll` raises :class:`SearchStopped` where it
+notices a stop, the node limit or the hard deadline, with the number of moves still pushed.
+The driver pops them, so a node function needs no ``try`` of its own.
 """
 
 from __future__ import annotations
@@ -80,16 +80,19 @@ class Line:
 
 
 class SearchStopped(Exception):  # noqa: N818 - a control-flow signal, not an error
-    """Raised by a searcher that must stop now (``stop``, node limit, hard deadline).
+    """Raised by a searcher that must stop now (``stop``, node limit, hard deadline), the
+    one stop signal of every searcher (raised by :class:`engine.stop.StopPoll`).
 
-    ``ply`` moves are still pushed when it reaches the driver (the driver pops them).
+    ``ply`` moves are still pushed where it is raised (whoever restores the game pops them
+    and sets ``ply`` to 0); ``nodes`` is the searcher's node count at the stop.
     ``improvement`` is the root search's best line so far, if a root move beat alpha with a
     completed search; the driver plays it when it is the first line of the iteration.
     """
 
-    def __init__(self, ply: int = 0) -> None:
-        super().__init__(ply)
+    def __init__(self, ply: int = 0, nodes: int = 0) -> None:
+        super().__init__(ply, nodes)
         self.ply = ply
+        self.nodes = nodes
         self.improvement: Line | None = None
 
 
@@ -141,8 +144,8 @@ class Root:
     """What a searcher supplies to :meth:`Driver.run` for one search.
 
     Only ``search`` walks the tree.  The hooks are there because the driver cannot know them:
-    the counters live in the searcher's node functions (closure cells in the production
-    search, so they are read through a function), only the searcher can tell whether an
+    the counters live in the searcher's node functions (the production search's worker
+    fields, so they are read through a function), only the searcher can tell whether an
     iteration reached the horizon anywhere, and what it keeps per iteration (the production
     search's check-extension limit and root table entry, a classic algorithm's guesses).
     """

@@ -4,8 +4,9 @@
 moves) and runs one :class:`Worker` per ``search()`` under the shared
 :class:`~engine.driver.Driver` (iterative deepening, aspiration, MultiPV, time, the result).
 The worker's ``negamax`` and ``qsearch`` follow Stockfish's ``search.cpp`` step by step, with
-one :class:`Stack` record per ply.  A stop raises :class:`~engine.driver.SearchStopped` at a
-node's entry; the driver pops the moves.  Deterministic: the same position and depth visit the
+one :class:`Stack` record per ply.  A node's entry counts it and, when due, polls
+:class:`~engine.stop.StopPoll`, which raises :class:`~engine.driver.SearchStopped`; the driver
+pops the moves.  Deterministic: the same position and depth visit the
 same nodes (the ``bench`` signature).  The techniques, the order of the steps and why:
 docs/search.md.
 """
@@ -46,6 +47,7 @@ from engine.score import (
     outcome_score,
     to_tt,
 )
+from engine.stop import StopPoll
 from engine.tt import (
     EXACT,
     EXHAUSTIVE,
@@ -63,11 +65,6 @@ MAX_DEPTH: Final = 128
 
 _PLY_CAP: Final = MAX_PLY - 8
 """Nodes this deep evaluate statically (keeps recursion and mate scores in range)."""
-
-_POLL_MIN: Final = 64
-_POLL_MAX: Final = 1024
-_POLL_GAP_S: Final = 0.005
-"""The poll interval adapts so that stop/deadline checks happen about every 5 ms."""
 
 _RFP_DEPTH: Final = 3
 _RFP_MARGIN: Final = 120
@@ -434,16 +431,15 @@ class Worker:
         self.driver = driver
         self.cfg = cfg
         self.on_info = on_info
-        self.on_nodes = on_nodes
         self.clock = searcher._clock
         self.start = driver.start
-        self.control = driver.control
         self.stack = [Stack() for _ in range(MAX_PLY + 2)]
         self.hist_tables = searcher._history
         self.counter_tables = searcher._counter_moves
         self.root_side = game.side & 1
         self.root_key = game.key()
-        # Counters, and the poll (stop, node limit, deadline) every 64 to 1,024 nodes.
+        # Counters, and the poll (stop, node limit, deadline) when ``nodes`` reaches
+        # ``next_poll``.
         self.nodes = 0
         self.events = 0
         self.events_before = 0
@@ -452,10 +448,14 @@ class Worker:
         self.first_cutoffs = 0
         self.tbhits = 0
         self.ext_limit = 2
-        self.node_limit = driver.node_limit
-        self.poll_every = _POLL_MIN
-        self.next_poll = _POLL_MIN if self.node_limit is None else min(_POLL_MIN, self.node_limit)
-        self.last_poll = self.start
+        self.stop = StopPoll(
+            node_limit=driver.node_limit,
+            control=driver.control,
+            deadline=driver.deadline,
+            on_poll=on_nodes,
+            clock=self.clock,
+        )
+        self.next_poll = self.stop.first
         # The game's bound methods, looked up once.
         self.push = game.push
         self.pop = game.pop
@@ -512,7 +512,7 @@ class Worker:
         self.tb_pieces: Callable[[], int] = _no_pieces
 
     # ----------------------------------------------------------------------------------
-    # Set-up, the poll and the driver's hooks
+    # Set-up and the driver's hooks
 
     def root_moves(self, limits: Limits, multipv: int) -> list[Any]:
         """The legal root moves in staged order (the driver applies ``searchmoves``), only
@@ -557,29 +557,6 @@ class Worker:
             self.tb_draw = 1 if probing.rule50 else 0  # wdl ±1: drawn under the rule
             self.tb_wdl = tablebase.tb_wdl
         return moves
-
-    def poll(self, ply: int) -> None:
-        """Every few hundred nodes: adapt the interval, then stop, node limit, deadline."""
-        now = self.clock()
-        gap = now - self.last_poll
-        self.last_poll = now
-        if gap > 2 * _POLL_GAP_S and self.poll_every > _POLL_MIN:
-            self.poll_every >>= 1
-        elif gap < _POLL_GAP_S / 2 and self.poll_every < _POLL_MAX:
-            self.poll_every <<= 1
-        self.next_poll = self.nodes + self.poll_every
-        if self.on_nodes is not None:
-            self.on_nodes(self.nodes)
-        node_limit = self.node_limit
-        if node_limit is not None:
-            if self.nodes >= node_limit:
-                raise SearchStopped(ply)
-            self.next_poll = min(self.next_poll, node_limit)
-        if self.control.stopped:
-            raise SearchStopped(ply)
-        deadline = self.driver.deadline
-        if deadline.timed and deadline.hard_reached(now):
-            raise SearchStopped(ply)
 
     def begin_iteration(self, depth: int) -> None:
         self.ext_limit = 2 * depth if self.cfg.check_extension else 0
@@ -658,7 +635,7 @@ class Worker:
         # branch is not playable after that move.
         self.nodes += 1
         if self.nodes >= self.next_poll:
-            self.poll(ply)
+            self.next_poll = self.stop.check(self.nodes, ply)
         ss = self.stack[ply]
         ss.pv = _NO_PV
         pv_node = beta - alpha > 1
@@ -769,7 +746,7 @@ class Worker:
         # bounds a PV node's result is kept within).
         self.nodes += 1
         if self.nodes >= self.next_poll:
-            self.poll(ply)
+            self.next_poll = self.stop.check(self.nodes, ply)
         ss = self.stack[ply]
         if pv_node:
             ss.pv = _NO_PV

@@ -86,30 +86,26 @@ from engine.info import InfoCallback, SearchResult, ignore_info
 from engine.lab.chance import has_chance
 from engine.limits import Limits
 from engine.score import INF, MAX_PLY, from_tt, outcome_score, to_tt
+from engine.stop import PollListener, StopPoll
 
 __all__ = [
     "ALGORITHMS",
     "CHANCE_ALGORITHMS",
     "DEFAULT_WINDOW",
     "DETERMINISTIC_ALGORITHMS",
-    "POLL_INTERVAL",
     "UCI_ALGORITHMS",
     "Algorithm",
     "AlgorithmInfo",
     "ClassicResult",
     "ClassicSearcher",
     "MoveOrder",
-    "SearchAborted",
     "Value",
-    "ordered_moves",
+    "fixed_order_moves",
     "search",
 ]
 
 Value = int | Fraction
 """A search value: an ``int`` score, or an exact fraction where chance nodes average."""
-
-POLL_INTERVAL: Final = 256
-"""Nodes between two calls of the ``poll`` callback (stop, clock, progress)."""
 
 DEFAULT_WINDOW: Final = 50
 """Half-width of the aspiration window around the guess (half a pawn in chess)."""
@@ -186,17 +182,6 @@ class MoveOrder(StrEnum):
     TACTICAL = "tactical"
 
 
-class SearchAborted(Exception):  # noqa: N818 - a requested stop, not an error
-    """The ``poll`` callback or the node limit stopped a search; the game is restored.
-
-    ``nodes`` and ``leaves`` count the work done before the stop."""
-
-    def __init__(self, nodes: int, leaves: int) -> None:
-        super().__init__(f"search stopped after {nodes} nodes")
-        self.nodes = nodes
-        self.leaves = leaves
-
-
 @dataclass(frozen=True, slots=True)
 class ClassicResult:
     """One algorithm's search of one position to one depth."""
@@ -222,14 +207,6 @@ class ClassicResult:
 _NO_PV: Final[tuple[Any, ...]] = ()
 
 
-class _Abort(Exception):  # noqa: N818 - a control-flow signal, not an error
-    """Unwinds the recursion; carries the ply at which the stop was noticed."""
-
-    def __init__(self, ply: int) -> None:
-        super().__init__(ply)
-        self.ply = ply
-
-
 class _Search:
     """One search: the game, the counters and the algorithms as mutually recursive methods.
 
@@ -247,8 +224,7 @@ class _Search:
         *,
         tt: dict[tuple[int, int], list[Any]] | None,
         tt_capacity: int | None,
-        node_limit: int | None,
-        poll: Callable[[int], bool] | None,
+        stop: StopPoll,
     ) -> None:
         self.game = game
         self.tactical = order is MoveOrder.TACTICAL
@@ -260,9 +236,8 @@ class _Search:
         self.pv: list[tuple[Any, ...]] = [_NO_PV] * (depth + 2)
         self.tt: dict[tuple[int, int], list[Any]] = {} if tt is None else tt
         self.tt_capacity = tt_capacity
-        self.node_limit = node_limit
-        self.poll = poll
-        self.next_poll = POLL_INTERVAL if node_limit is None else min(POLL_INTERVAL, node_limit)
+        self.stop = stop
+        self.next_poll = stop.first
         self.root_moves: list[Any] = []
         self.root_side = game.side
         self.root_best: Any = None
@@ -273,17 +248,10 @@ class _Search:
 
     # -- bookkeeping shared by every algorithm ---------------------------------------------
     def _enter(self, ply: int) -> None:
-        """Count a node; poll every :data:`POLL_INTERVAL` nodes and at the node limit."""
+        """Count a node; poll the stop conditions when due (:class:`engine.stop.StopPoll`)."""
         self.nodes += 1
         if self.nodes >= self.next_poll:
-            limit = self.node_limit
-            if (limit is not None and self.nodes >= limit) or (
-                self.poll is not None and self.poll(self.nodes)
-            ):
-                raise _Abort(ply)
-            self.next_poll = self.nodes + POLL_INTERVAL
-            if limit is not None:
-                self.next_poll = min(self.next_poll, limit)
+            self.next_poll = self.stop.check(self.nodes, ply)
         self.pv[ply] = _NO_PV
 
     def _evaluate(self) -> int:
@@ -847,7 +815,8 @@ def search(
     tt: dict[tuple[int, int], list[Any]] | None = None,
     tt_capacity: int | None = None,
     node_limit: int | None = None,
-    poll: Callable[[int], bool] | None = None,
+    poll: PollListener | None = None,
+    stop: StopPoll | None = None,
 ) -> ClassicResult:
     """Run one algorithm on ``game`` to ``depth`` plies and return its value and counts.
 
@@ -855,10 +824,11 @@ def search(
     the root's static evaluation, not counted as a leaf).  ``root_moves``: search only these
     (in this order).  ``tt``: the MT drivers' table, to share it between calls (by default a
     fresh unbounded one, as SSS*'s theory assumes); ``tt_capacity`` caps its entries.
-    ``node_limit`` stops the search when that many nodes have been entered; ``poll`` is
-    called with the node count every :data:`POLL_INTERVAL` nodes and stops it by returning
-    True.  A stop raises :class:`SearchAborted` with the game restored; otherwise the game
-    is left as it was found.
+    ``stop``: when to stop (:class:`engine.stop.StopPoll`); without it, ``node_limit`` (stop
+    when that many nodes have been entered) and ``poll`` (told the node count at every poll,
+    stops the search by returning True) make one.  A stop raises
+    :class:`~engine.driver.SearchStopped` with the game restored (``ply`` 0, ``nodes`` the
+    count); otherwise the game is left as it was found.
     """
     info = ALGORITHMS.get(algorithm)
     if info is None:
@@ -873,16 +843,20 @@ def search(
     if isinstance(game, ChanceGame) and not 0 < game.value_bound < INF:
         raise ValueError(f"value_bound must be in 1..{INF - 1}")
 
-    s = _Search(
-        game, depth, order, tt=tt, tt_capacity=tt_capacity, node_limit=node_limit, poll=poll
-    )
-    s.root_moves = list(root_moves) if root_moves is not None else ordered_moves(game, order)
+    if stop is None:
+        stop = StopPoll(node_limit=node_limit, on_poll=poll)
+    elif node_limit is not None or poll is not None:
+        raise ValueError("give either stop or node_limit and poll, not both")
+
+    s = _Search(game, depth, order, tt=tt, tt_capacity=tt_capacity, stop=stop)
+    s.root_moves = list(root_moves) if root_moves is not None else fixed_order_moves(game, order)
     try:
         value = _dispatch(s, info.name, depth, guess, window)
-    except _Abort as abort:
-        for _ in range(abort.ply):
+    except SearchStopped as stopped:
+        for _ in range(stopped.ply):
             game.pop()
-        raise SearchAborted(s.nodes, s.leaves) from None
+        stopped.ply = 0
+        raise
 
     if info.name in _MT_DRIVERS:
         pv = s.pv_from_table(depth) if s.best is not None else _NO_PV
@@ -903,7 +877,7 @@ def search(
     )
 
 
-def ordered_moves(game: Game[Any], order: MoveOrder = MoveOrder.TACTICAL) -> list[Any]:
+def fixed_order_moves(game: Game[Any], order: MoveOrder = MoveOrder.TACTICAL) -> list[Any]:
     """The legal moves in the fixed order the classic algorithms search them."""
     if order is MoveOrder.TACTICAL:
         return game.noisy_moves() + game.quiet_moves()
@@ -1038,7 +1012,7 @@ class _Iterations:
         self.window = searcher.window
         self.tt_capacity = searcher.tt_capacity
         self.game = game
-        self.fixed_order = ordered_moves(game, self.order)
+        self.fixed_order = fixed_order_moves(game, self.order)
         self.tt: dict[tuple[int, int], list[Any]] = {}
         self.node_limit = driver.node_limit
         self.control = driver.control
@@ -1060,11 +1034,6 @@ class _Iterations:
             begin_iteration=self.begin_iteration,
         )
 
-    def poll(self, _nodes: int) -> bool:
-        """Every :data:`POLL_INTERVAL` nodes: ``stop``, or the hard deadline."""
-        deadline = self.deadline
-        return self.control.stopped or (deadline.timed and deadline.hard_reached(self.clock()))
-
     def search_root(self, depth: int, _alpha: int, _beta: int, moves: list[Any], k: int) -> Line:
         chosen = set(moves)
         root_moves = [m for m in self.fixed_order if m in chosen]
@@ -1081,12 +1050,16 @@ class _Iterations:
                 root_moves=root_moves,
                 tt=self.tt,
                 tt_capacity=self.tt_capacity,
-                node_limit=None if limit is None else max(1, limit - self.nodes),
-                poll=self.poll,
+                stop=StopPoll(
+                    node_limit=None if limit is None else max(1, limit - self.nodes),
+                    control=self.control,
+                    deadline=self.deadline,
+                    clock=self.clock,
+                ),
             )
-        except SearchAborted as stop:
-            self.nodes += stop.nodes
-            raise SearchStopped() from None  # search() restored the game already
+        except SearchStopped as stop:
+            self.nodes += stop.nodes  # search() restored the game already
+            raise
         self.nodes += result.nodes
         self.leaves += result.leaves
         self.passes += result.passes

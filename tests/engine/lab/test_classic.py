@@ -7,17 +7,18 @@ every run checks the same trees.
 
 from __future__ import annotations
 
+import itertools
 import random
 from fractions import Fraction
 
 import pytest
 
+from engine.control import SearchControl
+from engine.driver import SearchStopped
 from engine.lab.classic import (
     ALGORITHMS,
     CHANCE_ALGORITHMS,
     DETERMINISTIC_ALGORITHMS,
-    POLL_INTERVAL,
-    SearchAborted,
     search,
 )
 from engine.lab.trees import (
@@ -28,6 +29,7 @@ from engine.lab.trees import (
     pearl_branching_factor,
 )
 from engine.score import INF
+from engine.stop import POLL_MAX, POLL_MIN, StopPoll
 
 
 def random_tree_cases(count: int, seed: int) -> list[tuple[int, int, Order, int]]:
@@ -267,25 +269,44 @@ def test_expectiminimax_by_hand() -> None:
 def test_node_limit_is_exact_and_restores_the_tree() -> None:
     tree = UniformTree(3, 8, Order.RANDOM, 1)
     for algorithm in ("negamax", "negascout", "mtdf"):
-        with pytest.raises(SearchAborted) as stop:
+        with pytest.raises(SearchStopped) as stop:
             search(algorithm, tree, 8, node_limit=777)
         assert stop.value.nodes == 777
+        assert stop.value.ply == 0
         assert tree.ply == 0
 
 
-def test_poll_is_called_every_interval_and_can_stop() -> None:
+def test_poll_comes_as_often_as_the_production_searchs_and_can_stop() -> None:
     calls: list[int] = []
 
     def poll(nodes: int) -> bool:
         calls.append(nodes)
-        return len(calls) == 3
+        return len(calls) == 5
 
     tree = UniformTree(3, 8, Order.RANDOM, 1)
-    with pytest.raises(SearchAborted) as stop:
+    with pytest.raises(SearchStopped) as stop:
         search("alphabeta", tree, 8, poll=poll)
-    assert calls == [POLL_INTERVAL, 2 * POLL_INTERVAL, 3 * POLL_INTERVAL]
-    assert stop.value.nodes == 3 * POLL_INTERVAL
+    assert calls[0] == POLL_MIN
+    gaps = [b - a for a, b in itertools.pairwise(calls)]
+    assert all(POLL_MIN <= gap <= POLL_MAX for gap in gaps)
+    assert stop.value.nodes == calls[-1]
     assert tree.ply == 0
+
+
+def test_a_stopped_control_stops_every_algorithm_at_the_first_poll() -> None:
+    control = SearchControl()
+    control.stop()
+    tree = UniformTree(3, 8, Order.RANDOM, 1)
+    for algorithm in DETERMINISTIC_ALGORITHMS:
+        with pytest.raises(SearchStopped) as stop:
+            search(algorithm, tree, 8, stop=StopPoll(control=control))
+        assert stop.value.nodes == POLL_MIN
+        assert tree.ply == 0
+
+
+def test_stop_and_its_shorthands_are_exclusive() -> None:
+    with pytest.raises(ValueError, match="either stop"):
+        search("negamax", UniformTree(2, 2, Order.RANDOM, 1), 2, node_limit=5, stop=StopPoll())
 
 
 def test_root_moves_restrict_the_search() -> None:
