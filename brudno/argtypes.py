@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 
 def _integer(text: str) -> int:
@@ -34,6 +35,18 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not value >= 0:  # also refuses nan
         raise argparse.ArgumentTypeError(f"must not be negative: {text!r}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """A finite duration in seconds above 0 (a timeout of 0, a negative one or ``nan`` would
+    end everything at once)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
     return value
 
 

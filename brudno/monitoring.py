@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import argparse
 import logging
-import math
 from pathlib import Path
 
+from brudno.argtypes import positive_seconds
 from protocol.transports.auth_throttle import DEFAULT_MAX_PENALTY_S, ThrottlePolicy
 from protocol.transports.http import server as http_server
 from protocol.transports.http.config import HttpConfig
@@ -78,7 +78,7 @@ def add_auth_penalty_argument(parser: argparse.ArgumentParser) -> None:
     """``--auth-max-penalty``: the brute-force limit's longest block."""
     parser.add_argument(
         "--auth-max-penalty",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=DEFAULT_MAX_PENALTY_S,
         metavar="SECONDS",
         help="after repeated wrong tokens a client address is blocked for penalties "
@@ -109,13 +109,3 @@ def http_config(
         max_connections=args.metrics_max_connections,
         keepalive_timeout_s=args.metrics_idle_timeout,
     )
-
-
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
-    return value

@@ -34,13 +34,12 @@ import argparse
 import asyncio
 import enum
 import logging
-import math
 import os
 import signal
 import sys
 from pathlib import Path
 
-from brudno.argtypes import positive_int
+from brudno.argtypes import positive_int, positive_seconds
 from brudno.monitoring import add_auth_penalty_argument, add_metrics_arguments, http_config
 from brudno.signals import handling_signals, run_until_signal
 from protocol.transports.auth_throttle import ThrottlePolicy
@@ -62,18 +61,6 @@ class ExitStatus(enum.IntEnum):
     OK = 0
     CANNOT_LISTEN = 1
     BAD_CONFIG = 2
-
-
-def _positive_seconds(text: str) -> float:
-    """A finite, positive number of seconds (argparse type): an auth timeout of 0, a
-    negative one or ``nan`` would close every connection before it could authenticate."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
-    return value
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -114,7 +101,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--auth-timeout",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=defaults.auth_timeout_s,
         metavar="SECONDS",
         help="close a connection that has not authenticated after this long (default %(default)s)",
@@ -215,7 +202,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     tls.add_argument("--tls-key", type=Path, metavar="FILE", help="PEM private key")
     tls.add_argument(
         "--tls-handshake-timeout",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=defaults.tls_handshake_timeout_s,
         metavar="SECONDS",
         help="cut a connection that has not completed its TLS handshake (default %(default)s)",
