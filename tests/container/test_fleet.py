@@ -10,11 +10,12 @@ surely mid-job; the broker restarts once the surviving worker has answered some 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import chess
 import pytest
 
-from protocol.transports.mqtt.ask import Answer, AskClient
+from protocol.transports.mqtt.ask import Answer, AskClient, AskOptions
 from protocol.transports.mqtt.broker import BrokerSettings
 from tests.container.docker_cli import Docker, docker, free_port
 from tests.container.test_health_modes import start_broker, worker_command
@@ -77,7 +78,7 @@ async def _ask_through_faults(
             "chess",
             f"ucinewgame\nposition fen {board.fen()}\ngo {limit}",
             timeout=ASK_TIMEOUT_S,
-            on_accepted=accepted if index == 0 else None,
+            options=AskOptions(on_accepted=accepted if index == 0 else None),
         )
         answered += 1
         if answered >= ANSWERED_BEFORE_RESTART:
@@ -87,7 +88,12 @@ async def _ask_through_faults(
     async with AskClient(BrokerSettings("127.0.0.1", port)) as client:
         await client.wait_workers(2, ASK_TIMEOUT_S)
         first = asyncio.create_task(ask(client, 0, boards[0]))
-        victim = await asyncio.wait_for(first_owner, ASK_TIMEOUT_S)
+        # The first job's task may fail before any worker takes it: then fail, never wait.
+        either: set[asyncio.Future[Any]] = {first_owner, first}
+        await asyncio.wait(either, timeout=ASK_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+        if first.done() and not first_owner.done():
+            first.result()
+        victim = first_owner.result()
         rest = [asyncio.create_task(ask(client, n, b)) for n, b in enumerate(boards[1:], 1)]
         await asyncio.to_thread(docker, "kill", _container_of(env, victim))
         await asyncio.wait_for(enough.wait(), ASK_TIMEOUT_S)
