@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.mosquitto_fixture import Mosquitto, unique_prefix
+from tests.support.mosquitto_fixture import Mosquitto, WorkerProcess, unique_prefix
 from tests.support.paths import DATA
 
 
@@ -66,3 +66,12 @@ def fresh_mosquitto(tmp_path: Path) -> Iterator[Mosquitto]:
 @pytest.fixture
 def mqtt_prefix() -> str:
     return unique_prefix()
+
+
+@pytest.fixture
+def fleet() -> Iterator[list[WorkerProcess]]:
+    """Worker processes started by a test; whatever is left is killed afterwards."""
+    started: list[WorkerProcess] = []
+    yield started
+    for worker in started:
+        worker.close()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Iterator
 from pathlib import Path
 
 import chess
@@ -27,15 +26,6 @@ POSITIONS = [
     "rnbqkb1r/pp2pppp/3p1n2/8/3NP3/8/PPP2PPP/RNBQKB1R w KQkq - 1 5",
     "8/2k5/8/3K4/8/8/6R1/8 w - - 0 1",
 ]
-
-
-@pytest.fixture
-def fleet() -> Iterator[list[WorkerProcess]]:
-    """Worker processes started by a test; whatever is left is killed afterwards."""
-    started: list[WorkerProcess] = []
-    yield started
-    for worker in started:
-        worker.close()
 
 
 def _start(

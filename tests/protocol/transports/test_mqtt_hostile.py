@@ -9,13 +9,12 @@ import asyncio
 import contextlib
 import json
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import aiomqtt
 import chess
-import pytest
 from paho.mqtt.packettypes import PacketTypes
 
 from games.chess_game import default_evaluator
@@ -111,14 +110,6 @@ async def recorder(
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
-
-
-@pytest.fixture
-def fleet() -> Iterator[list[WorkerProcess]]:
-    started: list[WorkerProcess] = []
-    yield started
-    for worker in started:
-        worker.close()
 
 
 def _stopped_counter(log: str, name: str) -> int:
