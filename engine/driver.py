@@ -1,38 +1,24 @@
-"""One iterative-deepening driver, shared by every searcher.
-
-Why one: the production search (:mod:`engine.search`) and the classic algorithms
-(:mod:`engine.lab.classic`) are chosen by the same UCI ``Algorithm`` option and matched
-against each other, so everything around the tree walk must be the same for them: which root
-moves are searched (``searchmoves``), how MultiPV lines are found, when to stop (node and mate
-limits, the :class:`~engine.timeman.Deadline`), what is reported and which move is played.
-Two copies of that drifted apart; here it is once, and a comparison of two algorithms
-compares their trees, not their drivers.
+"""One iterative-deepening driver, shared by every searcher (the production search and the
+classic algorithms, so that a match between them compares their trees, not their drivers:
+docs/search.md, *Shape*).
 
 A searcher hands the driver a :class:`Root`: a function that searches the root to depth ``d``
 in the window ``(alpha, beta)`` over the given moves and returns the best :class:`Line`
-(fail-soft: a score outside the window is a bound), and a few small hooks (its counters, what
-to do when an iteration starts and ends, a ponder move).  The node functions stay the
-searcher's own: the production search keeps its compiled worker on the hot path, the
-classic algorithms keep their textbook methods and exact node counts.
-
-The driver, for one ``go``:
+(fail-soft: a score outside the window is a bound), and a few hooks (its counters, iteration
+start and end, a ponder move).  For one ``go`` the driver:
 
 1. restricts the root moves to ``searchmoves`` (texts that do not parse are skipped; if none
    is left, every move is searched) and MultiPV to the number of moves;
-2. iterates depth 1, 2, ...: MultiPV line ``k`` is the best line among the moves that the
-   lines before it did not take, searched through aspiration windows when the searcher wants
-   them; the lines are sorted best first, and their moves lead the next iteration's order;
-3. after each iteration reports the lines and decides whether another one is worth starting:
-   not after ``stop``, the node limit, an exhausted tree (no line reached the horizon, so a
-   deeper search cannot change anything), a mate proven within ``go mate N``, or the soft
-   deadline;
-4. returns the last completed iteration, or, when the first line of an interrupted iteration
-   already found a better root move with a completed full-window search, that line
-   (DESIGN.md convention 2).
+2. iterates depth 1, 2, ...: MultiPV line ``k`` is the best line among the moves the lines
+   before it did not take, through aspiration windows when the searcher wants them; the lines
+   are sorted best first and lead the next iteration's order;
+3. reports the lines after each iteration and stops after ``stop``, the node limit, an
+   exhausted tree, a mate proven within ``go mate N``, or the soft deadline;
+4. returns the last completed iteration, or the first line of an interrupted one when it
+   already found a better root move with a completed full-window search.
 
-Stopping: the searcher's :class:`engine.stop.StopPoll` raises :class:`SearchStopped` where it
-notices a stop, the node limit or the hard deadline, with the number of moves still pushed.
-The driver pops them, so a node function needs no ``try`` of its own.
+A searcher's :class:`engine.stop.StopPoll` raises :class:`SearchStopped` with the number of
+moves still pushed; the driver pops them, so a node function needs no ``try`` of its own.
 """
 
 from __future__ import annotations

@@ -1,33 +1,21 @@
 """Chance nodes: the game contract for games where dice or cards move too.
 
-A game with chance (backgammon, a dice race, a card draw) is still a make/unmake position
-(:class:`engine.game.Game`); what it adds is that some positions are *chance nodes*: nobody
-chooses there, an outcome happens with a known probability.  Expectiminimax values a chance
-node as the probability-weighted mean of its outcomes (Michie 1966; Ballard 1983 calls such
-trees *-minimax trees).
-
-Why an extension rather than new members on :class:`~engine.game.Game`: the deterministic
-games and the production search never meet a chance node, and a structural ``Protocol`` with
-more members would stop them from satisfying the contract.  The capability itself,
-:class:`~engine.game.ChanceGame`, lives with the other optional capabilities in
-:mod:`engine.game` (re-exported here); searches that understand chance
-(:mod:`engine.lab.classic`'s expectiminimax, Star1, Star2) ask for it once per search, and
-:func:`has_chance` is that test.
-
-The rules, precisely:
+Some positions of such a game are *chance nodes*: nobody chooses there, an outcome happens with
+a known probability, and expectiminimax values the node as the probability-weighted mean of its
+outcomes.  The capability, :class:`~engine.game.ChanceGame`, lives with the other optional
+capabilities in :mod:`engine.game` (re-exported here); :func:`has_chance` is the test the
+searches that understand chance ask once per search.  The rules:
 
 * ``is_chance_node()`` is true where the next event is random.  There, ``chance_outcomes()``
   lists every outcome with its probability, each a :class:`~fractions.Fraction` > 0, summing to
-  exactly 1 (exact so that pruned and unpruned searches agree to the last bit), and
-  ``legal_moves()`` returns the same outcomes in the same order.  Outcomes are pushed and popped
-  like moves.
+  exactly 1, and ``legal_moves()`` returns the same outcomes in the same order.  Outcomes are
+  pushed and popped like moves.
 * ``side`` at a chance node is the player whose point of view the node's value takes; a search
-  compares a child's ``side`` with its parent's to know whether to negate (so a game may put a
-  chance event before or after the turn passes, or let a player move twice).
-* ``value_bound`` is a number ``U`` with ``-U <= evaluate() <= U`` at every node.  Pruning at
-  chance nodes (Star1, Star2) is only possible because of it.  A decided game is worth ``U`` to
-  the winner and ``-U`` to the loser (0 for a draw): with chance, "mate in n" has no meaning,
-  only expected outcomes do.
+  compares a child's ``side`` with its parent's to know whether to negate.
+* ``value_bound`` is a number ``U`` with ``-U <= evaluate() <= U`` at every node; a decided
+  game is worth ``U`` to the winner and ``-U`` to the loser (0 for a draw).
+
+Why an optional capability and exact fractions: docs/lab.md, *Chance nodes*.
 """
 
 from __future__ import annotations

@@ -1,73 +1,26 @@
 """The textbook minimax family, written to be read, measured and compared.
 
-Every algorithm here computes the same thing, the depth-``d`` minimax value of a position
-(expectiminimax for games with chance), and differs only in how much of the tree it looks
-at.  They share the game contract, one fixed move order and one way of counting, so their
-numbers can be set side by side (``brudno lab``) and checked against the theory (the tests).
-None of them uses the production search's tricks (no move-ordering heuristics, no
-reductions, no quiescence); :mod:`engine.search` is the engine that plays.
+Every algorithm here (:data:`ALGORITHMS`, each a method of :class:`_Search`) computes the same
+depth-``d`` minimax value (expectiminimax with chance, :mod:`engine.lab.chance`) and differs
+only in how much of the tree it looks at: ``minimax``, ``negamax``, ``alphabeta`` (fail-hard),
+``failsoft``, ``negascout``, ``aspiration``, ``mtdf``, ``sssstar``, ``dualstar`` (the MT
+framework over a table of bounds keyed by ``(key, remaining depth)``), ``expectiminimax``,
+``star1``, ``star2``.  All share the game contract, one fixed move order
+(:class:`MoveOrder`: ``legal_moves()``, or ``noisy_moves()`` then ``quiet_moves()``) and one
+way of counting, which the tests assert exactly:
 
-Algorithms (:data:`ALGORITHMS`), each a method of :class:`_Search` with its contract:
+* **node**: every entry into a position (the root, and every push whose search starts); a
+  position entered again, or answered from the MT table, counts again.
+* **leaf**: a node valued from the position itself: ``evaluate()`` at the horizon, or a decided
+  game (``is_terminal()`` below the root, no legal move, mate at the horizon).
+* **passes**: searches started at the root; **researches**: NegaScout's re-searches.
 
-* ``minimax`` — von Neumann's rule with explicit max and min players; ``negamax`` — the same
-  with one sign flip per ply (Knuth & Moore 1975).  Both visit the whole tree.
-* ``alphabeta`` — Knuth & Moore's fail-hard alpha-beta (their F2): results are clipped to the
-  window.  ``failsoft`` — Fishburn's fail-soft variant: a result outside the window is still
-  a bound on the true value.
-* ``negascout`` — Reinefeld's NegaScout (1983): the first move with the full window, the
-  others with a null window, re-searched only when they fail high inside the window, and
-  never when the child's fail-soft result is already exact (remaining depth <= 2).
-* ``aspiration`` — fail-soft alpha-beta in a window of ``±window`` around a guess,
-  re-searched with the open side of the window after a fail-low or fail-high.
-* ``mtdf``, ``sssstar``, ``dualstar`` — Plaat, Schaeffer, Pijls & de Bruin's MT framework
-  (1996): a memory-enhanced test (a null-window fail-soft alpha-beta that keeps upper and
-  lower bounds in a transposition table) called repeatedly by a driver.  MTD(f) starts from a
-  guess; SSS* is the driver started from +infinity (Stockman's SSS* as MT-SSS*), DUAL* the
-  one started from -infinity.
-* ``expectiminimax``, ``star1``, ``star2`` — for games with chance nodes
-  (:mod:`engine.lab.chance`): plain expectiminimax, and Ballard's *-minimax pruning (1983),
-  Star1 (alpha-beta windows pushed through chance nodes using the value bound) and Star2
-  (Star1 plus a probing phase that searches one move below each outcome first).
-
-Counting, exactly (the tests assert these numbers, so they are defined here once):
-
-* **node**: every entry into a position: the root, and every position reached by a push
-  (a move or a chance outcome) whose search starts.  A position entered again (NegaScout
-  and aspiration re-searches, MT passes, Star2 probes) counts again; a position answered
-  from the MT transposition table counts, because it was entered.
-* **leaf**: every node whose value comes from the position itself instead of from its
-  children: a static ``evaluate()`` at the horizon (remaining depth 0), or the score of a
-  decided game (``is_terminal()`` below the root, an empty move list, or a checkmate at the
-  horizon).  Not leaves: answers from the transposition table, and the first-guess
-  evaluation of ``mtdf``/``aspiration`` (it is not part of the tree).
-* **passes**: searches started at the root: 1 for single-pass algorithms, the number of
-  null-window tests for the MT drivers, 1 or 2 for aspiration.
-* **researches**: NegaScout's re-searches after a null-window fail-high, anywhere in the tree.
-
-The move order is fixed for every algorithm: the game's ``legal_moves()`` order
-(:attr:`MoveOrder.NATURAL`), or its tactical moves first (:attr:`MoveOrder.TACTICAL`:
-``noisy_moves()`` then ``quiet_moves()``, e.g. captures by MVV-LVA in chess, wins and blocks in
-tic-tac-toe).  At the root the searched moves may be restricted (UCI ``searchmoves``, MultiPV).
-
-Terminal rules follow :mod:`engine.game`: below the root ``is_terminal()`` ends a line (so a
-chess repetition scores as a draw), at the root only an empty move list does.  At the
-horizon a side to move that is in check and has no move is scored as mated, so a mate in
-``n`` plies is found at depth ``n``; other horizon positions, stalemates included, are
-evaluated statically (detecting those would cost a move generation at every leaf).  Scores are
-:mod:`engine.score` integers with mate distances; in chance games a decided game is worth
-``±value_bound`` (:mod:`engine.lab.chance`).
-
-The MT transposition table maps ``(key, remaining depth)`` to bounds, so every answer is a
-bound on the same depth-limited value the other algorithms compute, and results agree
-exactly.  Decided positions are never stored (a repetition draw depends on the path).  With
-repetition rules a position's depth-limited value can still depend on the path from depth 5
-on (graph history interaction), as in every engine with a transposition table; at depth 4
-and less every path to a position shares the same repetition history.
-
-:class:`ClassicSearcher` plays with any of the deterministic algorithms through the same
-call shape as :class:`engine.search.Searcher`, under the same iterative-deepening driver
-(:class:`engine.driver.Driver`: root moves, ``searchmoves``, MultiPV, time, stop, limits), so
-two algorithms matched against each other over UCI differ in their trees and nothing else.
+Below the root ``is_terminal()`` ends a line; at the horizon a side in check without a move is
+mated, other horizon positions (stalemates too) are evaluated statically.  Decided positions are
+never stored in the MT table.  :class:`ClassicSearcher` plays any deterministic algorithm under
+the production search's :class:`engine.driver.Driver`, so two algorithms matched over UCI differ
+in their trees only.  Each algorithm's history and contract, and why the counts are defined so:
+docs/lab.md.
 """
 
 from __future__ import annotations

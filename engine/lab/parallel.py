@@ -1,53 +1,18 @@
 """Parallel alpha-beta on P simulated processors: PV-splitting, YBWC and Lazy SMP.
 
-Nothing here runs in parallel.  The searches are written as ordinary recursive alpha-beta, but
-as generators that ``yield`` once per node they enter; a discrete-time scheduler
-(:func:`_run`) gives each of ``P`` processors one step per time unit, and a step is one
-node.  So every count is exact and deterministic, and the schemes can be compared by the
-cost the literature measures them with, free of the machine and of Python's threads:
+Nothing here runs in parallel: each search is recursive fail-hard alpha-beta written as a
+generator that yields once per node entered, and a discrete-time scheduler (:func:`_run`)
+gives each of ``P`` processors one node per time step, so every count is exact and
+deterministic.  Measured per scheme (:class:`Scheme`: ``pvsplit``, ``ybwc``, ``lazysmp``):
+**time** (steps until the root value is known), **nodes** (entered by all processors, a node
+entered again counts again), **idle** (processor-steps without a node; ``P * time == nodes +
+idle``), **speedup** ``= serial / time`` and **search overhead** ``= nodes / serial - 1``
+against serial alpha-beta (:func:`engine.lab.classic.search`) on the same tree.  With one
+processor every scheme repeats the serial search exactly, and every scheme returns the serial
+value.  Only deterministic uniform trees (:class:`engine.lab.trees.UniformTree`) are searched.
 
-* **time** — time steps until the root value is known: the parallel time.
-* **nodes** — nodes entered by all processors together (a node entered again counts again).
-* **idle** — processor-steps without a node: no work to take, or waiting for helpers.
-  ``P * time == nodes + idle``.
-* **speedup** ``= serial / time`` and **search overhead** ``= nodes / serial - 1``, where
-  ``serial`` is the node count of serial fail-hard alpha-beta
-  (:func:`engine.lab.classic.search`, ``"alphabeta"``) on the same tree, the usual
-  baseline.  **idle fraction** ``= idle / (P * time)``.
-
-What a step does not cost: handing out work, synchronisation and messages are free and
-instantaneous (a result posted in one step is seen by every processor in the next), and the
-shared transposition table of Lazy SMP has no contention.  These are the costs that real
-implementations fight with, so the simulation shows each scheme's *search* overhead and
-*starvation* only, an upper bound on what a real machine gets.
-
-The schemes (:class:`Scheme`), all searching with fail-hard alpha-beta in the trees' natural
-move order, so that one processor repeats the serial search exactly:
-
-* ``pvsplit`` — Marsland & Campbell's PV-splitting (1982): processor 0 follows the principal
-  variation (the first move at every node, window ``(-inf, inf)``) down to the leaf.  On the
-  way back up, at each PV node, the younger brothers are handed to all processors, each
-  searched by one processor with serial alpha-beta and the best bound so far; the PV node
-  returns when the last brother is back (the processors wait for it).
-* ``ybwc`` — Feldmann's Young Brothers Wait Concept (1989/1993): at *any* node the eldest
-  brother is searched first; once it has returned, the node becomes a split point and its
-  younger brothers may be taken by idle processors (a work pool: an idle processor takes a
-  brother at the open split point nearest the root).  Helpers search their brother with YBWC
-  again, so split points nest.  A cut-off at a split point cancels the helpers below it.  An
-  owner waiting for its helpers helps them at split points below its own ("helpful master").
-* ``lazysmp`` — Lazy SMP: ``P`` independent iterative-deepening alpha-beta searches of the
-  whole tree sharing one transposition table (bounds keyed by node and remaining depth, and
-  each node's best move, tried first).  Processor 0 is the main search, depths 1..d, and the
-  value is its depth-``d`` value.  Helpers differ from it by a depth offset (odd helpers search
-  one ply deeper per iteration) and by a move-order perturbation (every helper rotates each
-  node's other moves by a hash of its index and the node); they stop after depth ``d``.
-
-The table stores bounds on the depth-``d`` values only with their exact remaining depth, so
-every answer is a bound on the value the serial search computes and Lazy SMP's value is
-exact; its P=1 row is serial iterative deepening with a table, not plain alpha-beta.
-
-Only deterministic uniform trees (:class:`engine.lab.trees.UniformTree`) are searched: no
-terminal positions and no chance nodes.
+What each scheme does, what a step does not cost (work hand-out, messages, the shared table
+are free) and the measurements: docs/lab.md, *Parallel search, simulated*.
 """
 
 from __future__ import annotations

@@ -1,45 +1,21 @@
 """Synthetic game trees whose minimax theory is known, to verify and compare search algorithms.
 
-A uniform tree has ``b`` moves at every node.  Nothing is stored: a node is named by its
-heap number (root 0, child ``j`` of node ``n`` is ``n*b + j + 1``), which is unique, doubles as
-the transposition key, and feeds a seeded 64-bit hash (splitmix64) wherever a value must look
-random.  Every tree is a full :class:`engine.game.Game`, so the classic algorithms and the
-production search run on it exactly as on chess.
+A uniform tree has ``b`` moves at every node and no terminal node; its *depth* ``d`` is the
+search depth it was built for.  A node is named by its heap number (root 0, child ``j`` of
+node ``n`` is ``n*b + j + 1``), which is also its transposition key and, through a seeded
+splitmix64 hash, its random values.  Every tree is a full :class:`engine.game.Game`.
 
-The tree is unbounded downwards (every node has ``b`` moves and no node is terminal); its
-*depth* ``d`` is the search depth it was built for, which is where the leaves of the
-experiment are and where the orderings below hold.  ``evaluate()`` may be called at any node.
+Orderings (:class:`Order`): **random** (Pearl's model: each node's static value an independent
+uniform draw from ``[-LEAF_RANGE, LEAF_RANGE]``); **perfect** (best move first everywhere:
+alpha-beta examines exactly the minimal tree) and **worst** (children sorted worst first, and
+alpha-beta prunes nothing at all).  In the last two a node's value is consistent with its
+children at every level, so ``evaluate()`` returns the depth-``d`` value anywhere; trees too
+large for values within ``±MATE_BOUND`` are refused with ``ValueError``.
+:class:`ChanceTree` alternates decision levels (``b`` moves) and chance levels (``c`` outcomes
+with seeded exact probabilities).  Setting ``trace`` to a list records every evaluated node.
 
-Three orderings (:class:`Order`):
-
-* **random** — Pearl's model: every node's static value is an independent uniform draw from
-  ``[-LEAF_RANGE, LEAF_RANGE]`` (a hash of seed and node).  The depth-``d`` minimax value
-  emerges from the draws at depth ``d``; the order of moves is as random as the values.
-* **perfect** and **worst** — built top-down so that the order is known by construction.  The
-  root gets a seeded value; a node of value ``v`` (negamax: side to move's view) at level
-  ``L`` gives its child of *rank* ``r`` (0 = best for the mover) the value ``-v + r*step(L)``.
-  So ``max_j(-value(child_j)) = v``: every node's value is consistent with its children, and
-  ``evaluate()`` returns that value at any depth.  Perfect order puts rank 0 first; worst
-  order puts it last, children sorted from worst to best.  Below depth ``d`` all gaps are 0.
-
-Why the steps: best-first order alone makes alpha-beta examine the minimal tree (Knuth and
-Moore 1975), so perfect trees use ``step = 1``.  Worst-first order alone does *not* prevent
-every cut-off: a bound inherited from a grandparent can still prune.  Alpha-beta prunes
-nothing when every node's worst child beats the alpha inherited from its same-side
-ancestors, and unrolling the windows shows that this holds when each level's step exceeds
-the total spread of all the levels 2, 4, 6, ... below it:
-``step(L) > (b-1) * (step(L+2) + step(L+4) + ...)``.  ``step(L) = b**m(L)``, with ``m(L)`` the
-number of levels ``L+2, L+4, ... < d``, satisfies it (the sum is ``b**m - 1``).  Values stay
-inside ``±MATE_BOUND`` (the game contract) for every tree small enough to search in full;
-larger ones are refused with ``ValueError``.
-
-:class:`ChanceTree` interleaves chance nodes (for expectiminimax and Star1/Star2): levels
-alternate decision (``b`` moves) and chance (``c`` outcomes with seeded exact probabilities),
-starting with a decision at the root; static values are uniform in ``[-CHANCE_BOUND,
-CHANCE_BOUND]``.
-
-Tracing: set ``trace`` to a list and every ``evaluate()`` appends the node's number, so tests
-can compare *which* leaves two algorithms examined, not only how many.
+How the perfect and worst orders are built, and why their value steps are what they are:
+docs/lab.md, *Synthetic trees*.
 """
 
 from __future__ import annotations
