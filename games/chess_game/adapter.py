@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import chess
+from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from engine.eval import LinearEvaluator
@@ -156,6 +157,42 @@ def default_evaluator() -> LinearEvaluator:
     One shared instance (games built with it share their precomputed tables and caches):
     treat it as read-only; to experiment, build ``LinearEvaluator(dict(...weights))``."""
     return _default()[0]
+
+
+def _noisy_rank(node: Bitboards, move: i64) -> i64:
+    """Minus (8 x victim - attacker), queen promotions first, underpromotions last (piece
+    types: pawn 1 ... king 6; en passant takes a pawn): the key noisy moves sort by."""
+    to_square = (move >> TO_SHIFT) & SQUARE_MASK
+    promotion = move >> PROMOTION_SHIFT
+    victim = node.piece_type_on(SQUARE[to_square])
+    if not victim and to_square == node.ep_square and not promotion:
+        victim = _PAWN
+    score = 8 * victim - node.piece_type_on(SQUARE[move & SQUARE_MASK])
+    if promotion:
+        score += 100 if promotion == _QUEEN else -100
+    return -score
+
+
+def _sort_noisy(node: Bitboards, moves: list[int]) -> None:
+    """Sort ``moves`` by :func:`_noisy_rank`, lowest first, equal ranks in the order they
+    came: what the stable ``moves.sort(key=...)`` gives, as an insertion sort over ranks
+    computed once each (a handful of moves), without a Python call per move."""
+    shared: list[SharedMove] = moves  # the very objects, kept (see take in engine.ordering)
+    ranks = vec[i64]()
+    for move in moves:
+        ranks = append(ranks, _noisy_rank(node, move))
+    for i in range(1, len(moves)):
+        rank = ranks[i]
+        if ranks[i - 1] <= rank:
+            continue  # already in place
+        moved = shared[i]
+        j = i - 1
+        while j >= 0 and ranks[j] > rank:
+            ranks[j + 1] = ranks[j]
+            shared[j + 1] = shared[j]
+            j -= 1
+        ranks[j + 1] = rank
+        shared[j + 1] = moved
 
 
 class ChessGame:
@@ -317,21 +354,7 @@ class ChessGame:
         if promoting:
             moves.extend(self._legal(promoting, ~node.occupied))
         if len(moves) > 1:
-
-            def rank(move: i64) -> int:
-                """Minus (8 x victim - attacker), queen promotions first, underpromotions
-                last (piece types: pawn 1 ... king 6; en passant takes a pawn)."""
-                to_square = (move >> TO_SHIFT) & SQUARE_MASK
-                promotion = move >> PROMOTION_SHIFT
-                victim = node.piece_type_on(SQUARE[to_square])
-                if not victim and to_square == ep and not promotion:
-                    victim = _PAWN
-                score = 8 * victim - node.piece_type_on(SQUARE[move & SQUARE_MASK])
-                if promotion:
-                    score += 100 if promotion == _QUEEN else -100
-                return -score
-
-            moves.sort(key=rank)
+            _sort_noisy(node, moves)
         return moves
 
     def quiet_moves(self) -> list[int]:
