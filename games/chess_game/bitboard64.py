@@ -15,19 +15,19 @@ unbounded ``int`` and nothing wraps):
   ``>>`` is arithmetic in both: mask what a right shift brings in when the sign may be set;
 * no ``<<`` and no ``x - 1`` on a board (compiled they wrap, in Python they do not): shift
   before :func:`signed`, and take single squares from :data:`SQUARE` instead;
-* a product is only ever looked at through a right shift by s and a mask of at most 64 - s
-  bits (``>> 58 & 63``, ``>> 56 & 0xFF``, a magic index), whose bits are the same whether
-  the product wrapped or not.  Compiled, an ``i64`` product is C's signed multiplication,
-  whose overflow C leaves undefined: ``setup.py`` compiles with ``-fwrapv``, which makes it
-  wrap modulo 2⁶⁴ (CPython's own flags usually carry it too).
+* a product is only ever looked at through its bits 0-63, by a right shift by s and a mask
+  of at most 64 - s bits (``>> 58 & 63``, ``>> 56 & 0xFF``, a magic index), whose bits are
+  the same whether the product wrapped or not.  Compiled, an ``i64`` product is C's signed
+  multiplication, whose overflow C leaves undefined: ``setup.py`` compiles with ``-fwrapv``,
+  which makes it wrap modulo 2⁶⁴ (CPython's own flags usually carry it too).
 
 Sliding attacks (:func:`rook_attacks`, :func:`bishop_attacks`) are "fancy" magic bitboards,
 as in Stockfish: the occupancy under the piece's mask, times the square's magic number, its
-top bits an index into one shared table (an AND, a multiply, a shift, a mask and a load).
+top bits an index into one shared table (an AND, a multiply, shifts and a load).
 The magic numbers are :mod:`games.chess_game.magics`, written by ``scripts/find_magics.py``;
 the table (107,648 boards, 861 kB) is filled from python-chess's attack tables at import,
 which checks every magic (about 160 million instructions, 0.05 s, of the import).  They
-replaced rays cut at the first blocker with :func:`lsb` or :func:`msb` (0.88× the
+replaced rays cut at the first blocker with :func:`lsb` or :func:`msb` (0.88 times the
 instructions per node of search).  Not python-chess's tables keyed by occupancy: its
 dictionaries hash a large ``int`` per lookup.
 """
@@ -225,8 +225,10 @@ def popcount(bb: i64) -> i64:
 # pieces' tables share one array, each square's at its own offset.
 #
 # The product wraps when compiled and does not as plain Python, and ``>>`` of a negative
-# product brings in ones: the index is the shifted product ANDed with 2^n - 1, which keeps
-# only bits shift..63 of the product, the same bits whether it wrapped or not.
+# product brings in ones: the index is the product shifted right by one, its sign bit
+# cleared (a logical shift), then shifted by the rest, which keeps only bits 64-n..63 of the
+# product, the same bits whether it wrapped or not.  The square's offset and shift come
+# packed in one word (one table load, where three loads cost more than the unpacking).
 # (tests/games/test_chess_bitboard64.py proves both: the compiled lookup against
 # python-chess, and the uncompiled source against the same.)
 
@@ -244,16 +246,30 @@ _ROOK_MASKS: Final = [chess.BB_RANK_MASKS[sq] | chess.BB_FILE_MASKS[sq] for sq i
 _BISHOP_MASKS: Final = list(chess.BB_DIAG_MASKS)
 _ROOK_MASK: Final = signed_table(_ROOK_MASKS)
 _ROOK_MAGIC: Final = signed_table(ROOK_MAGICS)
-_ROOK_SHIFT: Final = vec[i64]([64 - mask.bit_count() for mask in _ROOK_MASKS])
-_ROOK_INDEX: Final = vec[i64]([(1 << mask.bit_count()) - 1 for mask in _ROOK_MASKS])
-_ROOK_OFFSET: Final = vec[i64](_offsets(_ROOK_MASKS, 0))
+_ROOK_OFFSETS: Final = _offsets(_ROOK_MASKS, 0)
+_ROOK_PLACE: Final = vec[i64](
+    [
+        offset << 6 | (63 - mask.bit_count())
+        for offset, mask in zip(_ROOK_OFFSETS, _ROOK_MASKS, strict=True)
+    ]
+)
+"""``[sq]``: the square's table offset times 64, plus its shift minus one (the product is
+shifted right by one, and the bit brought in cleared, before the rest of its shift)."""
 _BISHOP_MASK: Final = signed_table(_BISHOP_MASKS)
 _BISHOP_MAGIC: Final = signed_table(BISHOP_MAGICS)
-_BISHOP_SHIFT: Final = vec[i64]([64 - mask.bit_count() for mask in _BISHOP_MASKS])
-_BISHOP_INDEX: Final = vec[i64]([(1 << mask.bit_count()) - 1 for mask in _BISHOP_MASKS])
-_BISHOP_OFFSET: Final = vec[i64](_offsets(_BISHOP_MASKS, _ROOK_OFFSET[63] + _ROOK_INDEX[63] + 1))
-_SLIDER_SIZE: Final = _BISHOP_OFFSET[63] + _BISHOP_INDEX[63] + 1
+_BISHOP_OFFSETS: Final = _offsets(
+    _BISHOP_MASKS, _ROOK_OFFSETS[63] + (1 << _ROOK_MASKS[63].bit_count())
+)
+_BISHOP_PLACE: Final = vec[i64](
+    [
+        offset << 6 | (63 - mask.bit_count())
+        for offset, mask in zip(_BISHOP_OFFSETS, _BISHOP_MASKS, strict=True)
+    ]
+)
+_SLIDER_SIZE: Final = _BISHOP_OFFSETS[63] + (1 << _BISHOP_MASKS[63].bit_count())
 """107,648 boards: every square's rook table, then every square's bishop table."""
+_LOW_63: Final = signed(0x7FFF_FFFF_FFFF_FFFF)
+"""Clears the sign bit: ``(product >> 1) & _LOW_63`` is a logical shift by one."""
 _NO_ATTACKS: Final = {0: 0}
 """A bishop's second table: nothing more."""
 
@@ -263,12 +279,9 @@ def _fill(table: vec[i64], square: i64, rook: bool) -> None:
     (the lookup's own arithmetic), and check the magic: two subsets that share an index must
     give the same attacks."""
     if rook:
-        mask, magic = _ROOK_MASK[square], _ROOK_MAGIC[square]
-        shift, index_mask, offset = _ROOK_SHIFT[square], _ROOK_INDEX[square], _ROOK_OFFSET[square]
+        mask, magic, place = _ROOK_MASK[square], _ROOK_MAGIC[square], _ROOK_PLACE[square]
     else:
-        mask, magic = _BISHOP_MASK[square], _BISHOP_MAGIC[square]
-        shift, index_mask = _BISHOP_SHIFT[square], _BISHOP_INDEX[square]
-        offset = _BISHOP_OFFSET[square]
+        mask, magic, place = _BISHOP_MASK[square], _BISHOP_MAGIC[square], _BISHOP_PLACE[square]
     # python-chess's tables, keyed by the subset of their own masks (which partition ours).
     first: dict[int, int] = (chess.BB_RANK_ATTACKS if rook else chess.BB_DIAG_ATTACKS)[square]
     first_mask: i64 = signed(chess.BB_RANK_MASKS[square] if rook else chess.BB_DIAG_MASKS[square])
@@ -277,7 +290,7 @@ def _fill(table: vec[i64], square: i64, rook: bool) -> None:
     subset: i64 = 0  # masks never hold h8 (bit 63): every subset is positive
     while True:
         attacks = signed(first[subset & first_mask] | second[subset & second_mask])
-        index = offset + ((subset * magic >> shift) & index_mask)
+        index = (place >> 6) + ((subset * magic >> 1 & _LOW_63) >> (place & 63))
         stored: i64 = table[index]
         assert stored in (0, attacks), f"the magic of square {square} collides"
         table[index] = attacks
@@ -302,19 +315,17 @@ plain Python the build costs half a second)."""
 def rook_attacks(square: i64, occupied: i64) -> i64:
     """Squares a rook on ``square`` attacks (its first blocker in each direction included),
     the same set as python-chess's rank and file attack tables."""
+    place = _ROOK_PLACE[square]
     product = (occupied & _ROOK_MASK[square]) * _ROOK_MAGIC[square]
-    return _SLIDER_ATTACKS[
-        _ROOK_OFFSET[square] + (product >> _ROOK_SHIFT[square] & _ROOK_INDEX[square])
-    ]
+    return _SLIDER_ATTACKS[(place >> 6) + ((product >> 1 & _LOW_63) >> (place & 63))]
 
 
 def bishop_attacks(square: i64, occupied: i64) -> i64:
     """Squares a bishop on ``square`` attacks (its first blocker in each direction
     included), the same set as python-chess's diagonal attack table."""
+    place = _BISHOP_PLACE[square]
     product = (occupied & _BISHOP_MASK[square]) * _BISHOP_MAGIC[square]
-    return _SLIDER_ATTACKS[
-        _BISHOP_OFFSET[square] + (product >> _BISHOP_SHIFT[square] & _BISHOP_INDEX[square])
-    ]
+    return _SLIDER_ATTACKS[(place >> 6) + ((product >> 1 & _LOW_63) >> (place & 63))]
 
 
 def queen_attacks(square: i64, occupied: i64) -> i64:
