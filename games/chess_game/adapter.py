@@ -257,7 +257,9 @@ class ChessGame:
         self._window = 0
         self._checks: CheckSquares | None = None
         self._checks_key: i64 = -1
-        self._undo: list[tuple[int, int]] = []
+        self._undo: list[None] = []
+        """One entry per move played since the root: its length is the ply.  What unmaking
+        a move restores is in the child's record (``parent_psq``, ``parent_window``)."""
         node = Bitboards(root)
         node.key = signed(zobrist_key(root))
         node.ep_key = signed(ep_key(root))
@@ -478,7 +480,9 @@ class ChessGame:
                 child.pawns & (child.white if child.turn else child.black), to
             )
             key ^= ep_z
-        self._undo.append((self._psq, self._window))
+        child.parent_psq = self._psq
+        child.parent_window = self._window
+        self._undo.append(None)
         child.move = move
         child.key = key
         child.ep_key = ep_z
@@ -488,7 +492,10 @@ class ChessGame:
         self._window = self._window + 1 if reversible else 0
 
     def pop(self) -> None:
-        (self._psq, self._window) = self._undo.pop()
+        self._undo.pop()
+        child = self._nodes[len(self._undo) + 1]
+        self._psq = child.parent_psq
+        self._window = child.parent_window
         if self._synced_plies > len(self._undo):
             pop_move(self._board)
             self._synced_plies -= 1
@@ -505,7 +512,9 @@ class ChessGame:
         node = self._node()
         child = self._child()
         child.pass_turn(node)
-        self._undo.append((self._psq, self._window))
+        child.parent_psq = self._psq
+        child.parent_window = self._window
+        self._undo.append(None)
         child.move = 0
         child.key = node.key ^ TURN_KEY64 ^ node.ep_key
         child.ep_key = 0

@@ -384,6 +384,11 @@ class Bitboards:
         self.move: i64 = 0
         """Set by the adapter: the move that made this position from its parent's (0: none, or
         a null move), which python-chess's board replays when it catches up."""
+        self.parent_psq: i64 = 0
+        self.parent_window: i64 = 0
+        """Set by the adapter: its incremental material + square sum and repetition window
+        in the parent's position, which unmaking this move restores (kept here as native
+        words, where a tuple per move boxed them)."""
         if board is not None:
             self.load(board, -1)
 
