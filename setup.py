@@ -19,6 +19,7 @@ on extensions older than their sources).
 from __future__ import annotations
 
 import os
+import sys
 
 from setuptools import Extension, setup
 
@@ -46,7 +47,15 @@ def _extensions() -> list[Extension]:
         return []
     from mypyc.build import mypycify  # noqa: PLC0415 (a build-time dependency only)
 
-    return list(mypycify(COMPILED_MODULES, opt_level="3"))
+    extensions = list(mypycify(COMPILED_MODULES, opt_level="3"))
+    if sys.platform != "win32":
+        # mypyc compiles an i64 product to C's signed multiplication, whose overflow C leaves
+        # undefined; the magic bitboards and bit scans need it to wrap modulo 2**64.  CPython's
+        # own CFLAGS usually carry -fwrapv already: say so here rather than depend on them
+        # (tests/games/test_chess_bitboard64.py checks the products).
+        for extension in extensions:
+            extension.extra_compile_args.append("-fwrapv")
+    return extensions
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
+from mypy_extensions import i64
+
 from engine.control import SearchControl
 from engine.driver import Counters, Driver, Iteration, Line, Root, SearchStopped
 from engine.game import CheckTest, Game, InternedMoves, MoveCodec, StaticExchange, Tablebase
@@ -1026,7 +1028,9 @@ class Worker:
                 if stage == STAGE_QUIET:
                     prunable = futile or legal > move_count
                 elif stage == STAGE_LOSING:
-                    prunable = not self.see_ge(move, -_SEE_CAPTURE_MARGIN * depth)
+                    # Negated after the product: compiled, a tagged product with a
+                    # negative operand takes mypyc's slow path through Python longs.
+                    prunable = not self.see_ge(move, -(_SEE_CAPTURE_MARGIN * depth))
             if prunable and not self.gives_check(move):
                 self.events += 1
                 continue
@@ -1116,8 +1120,10 @@ class Worker:
             ss.killer1 = move
         if previous is not None:
             self.counter_tables[side][previous] = move
-        bonus = depth * depth if depth < 64 else 4096
-        h = hist.get(move, 0)
+        # Native words: compiled, a tagged product or floor division with a negative operand
+        # (a falling history score) takes mypyc's slow path through Python longs.
+        bonus: i64 = depth * depth if depth < 64 else 4096
+        h: i64 = hist.get(move, 0)
         hist[move] = h + bonus - h * bonus // _HIST_MAX
         if tried is not None:
             for q in tried:

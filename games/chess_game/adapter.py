@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import chess
+from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from engine.eval import LinearEvaluator
@@ -158,6 +159,42 @@ def default_evaluator() -> LinearEvaluator:
     return _default()[0]
 
 
+def _noisy_rank(node: Bitboards, move: i64) -> i64:
+    """Minus (8 x victim - attacker), queen promotions first, underpromotions last (piece
+    types: pawn 1 ... king 6; en passant takes a pawn): the key noisy moves sort by."""
+    to_square = (move >> TO_SHIFT) & SQUARE_MASK
+    promotion = move >> PROMOTION_SHIFT
+    victim = node.piece_type_on(SQUARE[to_square])
+    if not victim and to_square == node.ep_square and not promotion:
+        victim = _PAWN
+    score = 8 * victim - node.piece_type_on(SQUARE[move & SQUARE_MASK])
+    if promotion:
+        score += 100 if promotion == _QUEEN else -100
+    return -score
+
+
+def _sort_noisy(node: Bitboards, moves: list[int]) -> None:
+    """Sort ``moves`` by :func:`_noisy_rank`, lowest first, equal ranks in the order they
+    came: what the stable ``moves.sort(key=...)`` gives, as an insertion sort over ranks
+    computed once each (a handful of moves), without a Python call per move."""
+    shared: list[SharedMove] = moves  # the very objects, kept (see take in engine.ordering)
+    ranks = vec[i64]()
+    for move in moves:
+        ranks = append(ranks, _noisy_rank(node, move))
+    for i in range(1, len(moves)):
+        rank = ranks[i]
+        if ranks[i - 1] <= rank:
+            continue  # already in place
+        moved = shared[i]
+        j = i - 1
+        while j >= 0 and ranks[j] > rank:
+            ranks[j + 1] = ranks[j]
+            shared[j + 1] = shared[j]
+            j -= 1
+        ranks[j + 1] = rank
+        shared[j + 1] = moved
+
+
 class ChessGame:
     """A chess position with make/unmake, keys, terminal tests and a linear evaluation.
 
@@ -220,7 +257,9 @@ class ChessGame:
         self._window = 0
         self._checks: CheckSquares | None = None
         self._checks_key: i64 = -1
-        self._undo: list[tuple[int, int]] = []
+        self._undo: list[None] = []
+        """One entry per move played since the root: its length is the ply.  What unmaking
+        a move restores is in the child's record (``parent_psq``, ``parent_window``)."""
         node = Bitboards(root)
         node.key = signed(zobrist_key(root))
         node.ep_key = signed(ep_key(root))
@@ -317,21 +356,7 @@ class ChessGame:
         if promoting:
             moves.extend(self._legal(promoting, ~node.occupied))
         if len(moves) > 1:
-
-            def rank(move: i64) -> int:
-                """Minus (8 x victim - attacker), queen promotions first, underpromotions
-                last (piece types: pawn 1 ... king 6; en passant takes a pawn)."""
-                to_square = (move >> TO_SHIFT) & SQUARE_MASK
-                promotion = move >> PROMOTION_SHIFT
-                victim = node.piece_type_on(SQUARE[to_square])
-                if not victim and to_square == ep and not promotion:
-                    victim = _PAWN
-                score = 8 * victim - node.piece_type_on(SQUARE[move & SQUARE_MASK])
-                if promotion:
-                    score += 100 if promotion == _QUEEN else -100
-                return -score
-
-            moves.sort(key=rank)
+            _sort_noisy(node, moves)
         return moves
 
     def quiet_moves(self) -> list[int]:
@@ -455,7 +480,9 @@ class ChessGame:
                 child.pawns & (child.white if child.turn else child.black), to
             )
             key ^= ep_z
-        self._undo.append((self._psq, self._window))
+        child.parent_psq = self._psq
+        child.parent_window = self._window
+        self._undo.append(None)
         child.move = move
         child.key = key
         child.ep_key = ep_z
@@ -465,7 +492,10 @@ class ChessGame:
         self._window = self._window + 1 if reversible else 0
 
     def pop(self) -> None:
-        (self._psq, self._window) = self._undo.pop()
+        self._undo.pop()
+        child = self._nodes[len(self._undo) + 1]
+        self._psq = child.parent_psq
+        self._window = child.parent_window
         if self._synced_plies > len(self._undo):
             pop_move(self._board)
             self._synced_plies -= 1
@@ -482,7 +512,9 @@ class ChessGame:
         node = self._node()
         child = self._child()
         child.pass_turn(node)
-        self._undo.append((self._psq, self._window))
+        child.parent_psq = self._psq
+        child.parent_window = self._window
+        self._undo.append(None)
         child.move = 0
         child.key = node.key ^ TURN_KEY64 ^ node.ep_key
         child.ep_key = 0

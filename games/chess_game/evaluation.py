@@ -55,6 +55,8 @@ PHASE_MAX: Final = 24
 
 TAPER_MAX: Final = 32
 """The taper's denominator: a power of two, so tapered feature values are exact floats."""
+_TAPER_BITS: Final = 5
+assert 1 << _TAPER_BITS == TAPER_MAX
 
 TAPER: Final = tuple((4 * phase + 1) // 3 for phase in range(PHASE_MAX + 1))
 """``TAPER[phase]`` = round(phase · 32 / 24) (thirds never tie)."""
@@ -594,10 +596,15 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
         score -= t.bishop_pair
 
     phase = popcount(knights | bishops) + 2 * popcount(rooks) + 4 * popcount(queens)
-    taper = TAPER[phase] if phase < PHASE_MAX else TAPER_MAX
-    eg = (score + _HALF) >> _SHIFT
-    mg = score - (eg << _SHIFT)
-    q, r = divmod(mg * taper + eg * (TAPER_MAX - taper), TAPER_MAX)
+    # The taper on native words: a tagged int multiplied by a negative one takes mypyc's slow
+    # path (Python longs, about 200 instructions), and divmod builds a tuple; TAPER_MAX is a
+    # power of two, so the floor division and remainder are a shift and a mask.
+    taper: i64 = TAPER[phase] if phase < PHASE_MAX else TAPER_MAX
+    eg: i64 = (score + _HALF) >> _SHIFT
+    mg: i64 = score - (eg << _SHIFT)
+    tapered = mg * taper + eg * (TAPER_MAX - taper)
+    q = tapered >> _TAPER_BITS
+    r = tapered & (TAPER_MAX - 1)
     if r > 16 or (r == 16 and q & 1):  # half to even, as round() does
         q += 1
     return (q if boards.turn else -q) + t.tempo

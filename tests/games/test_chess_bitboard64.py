@@ -13,7 +13,7 @@ from types import ModuleType
 import chess
 import pytest
 
-from games.chess_game import bitboard64, bitboard_plain
+from games.chess_game import bitboard64, bitboard_plain, magics
 from games.chess_game.bitboard64 import (
     SQUARE,
     bishop_attacks,
@@ -25,6 +25,7 @@ from games.chess_game.bitboard64 import (
     signed,
     unsigned,
 )
+from games.chess_game.magics import BISHOP_MAGICS, ROOK_MAGICS
 
 
 def _boards(count: int, seed: int) -> list[int]:
@@ -111,3 +112,60 @@ def test_plain_python_agrees_with_python_chess(file_name: str) -> None:
             bishop = chess.BB_DIAG_ATTACKS[square][chess.BB_DIAG_MASKS[square] & occupied]
             assert plain.unsigned(plain.rook_attacks(square, occ)) == rook
             assert plain.unsigned(plain.bishop_attacks(square, occ)) == bishop
+
+
+# -- magic bitboards --------------------------------------------------------------------------
+_MASK_64 = (1 << 64) - 1
+MAGIC_BOARDS = _boards(400, seed=46)
+
+
+def _rook_mask(square: chess.Square) -> int:
+    return chess.BB_RANK_MASKS[square] | chess.BB_FILE_MASKS[square]
+
+
+@pytest.mark.parametrize("square", chess.SQUARES)
+def test_magic_lookups_match_python_chess_where_the_product_wraps(square: chess.Square) -> None:
+    """The lookup multiplies two ``i64`` (compiled: C's signed product, which the build makes
+    wrap with -fwrapv); most of these products exceed 2**64, so a product that did not wrap
+    modulo 2**64 would give other indices and other attacks."""
+    wrapped = 0
+    for occupied in MAGIC_BOARDS:
+        occ = signed(occupied)
+        rook = chess.BB_RANK_ATTACKS[square][chess.BB_RANK_MASKS[square] & occupied]
+        rook |= chess.BB_FILE_ATTACKS[square][chess.BB_FILE_MASKS[square] & occupied]
+        bishop = chess.BB_DIAG_ATTACKS[square][chess.BB_DIAG_MASKS[square] & occupied]
+        assert unsigned(rook_attacks(square, occ)) == rook
+        assert unsigned(bishop_attacks(square, occ)) == bishop
+        assert unsigned(queen_attacks(square, occ)) == rook | bishop
+        wrapped += (occupied & _rook_mask(square)) * ROOK_MAGICS[square] > _MASK_64
+        wrapped += (occupied & chess.BB_DIAG_MASKS[square]) * BISHOP_MAGICS[square] > _MASK_64
+    assert wrapped > len(MAGIC_BOARDS)
+
+
+def test_magic_lookups_equal_the_pure_python_twins() -> None:
+    """What this build runs (compiled magic lookups, or the twins under BRUDNO_PURE_PYTHON)
+    against the twins a pure install runs, and the module's word arithmetic run uncompiled
+    (its products never wrap) against both."""
+    words = _plain_python_copy("bitboard64.so")
+    for square in chess.SQUARES:
+        for occupied in MAGIC_BOARDS[:40]:
+            occ = signed(occupied)
+            rook = bitboard_plain.rook_attacks(square, occ)
+            bishop = bitboard_plain.bishop_attacks(square, occ)
+            assert rook_attacks(square, occ) == words.rook_attacks(square, occ) == rook
+            assert bishop_attacks(square, occ) == words.bishop_attacks(square, occ) == bishop
+
+
+def test_a_magic_that_collides_fails_the_import(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tables are filled through the magics at import, which check them: a multiplier
+    that maps two occupancies with different attacks to one index stops the import."""
+    bad = (1, *ROOK_MAGICS[1:])  # every subset of a1's mask (bits 1-48) lands on index 0
+    monkeypatch.setattr(magics, "ROOK_MAGICS", bad)
+    with pytest.raises(AssertionError, match="square 0 collides"):
+        _plain_python_copy("bitboard64.so")
+
+
+def test_the_tables_are_built_only_where_the_lookups_run() -> None:
+    """A pure install takes python-chess's tables (the twins): no table build at import."""
+    assert len(_plain_python_copy("bitboard64.py")._SLIDER_ATTACKS) == 0
+    assert len(_plain_python_copy("bitboard64.so")._SLIDER_ATTACKS) == 107_648

@@ -274,6 +274,38 @@ def test_noisy_moves_come_queen_promotions_first_then_mvv_lva() -> None:
     ]  # fmt: skip
 
 
+def _noisy_rank(board: chess.Board, move: chess.Move) -> int:
+    """The MVV-LVA key of the test above, from python-chess's board."""
+    victim = board.piece_type_at(move.to_square) or 0
+    if board.is_en_passant(move):
+        victim = chess.PAWN
+    score = 8 * victim - (board.piece_type_at(move.from_square) or 0)
+    if move.promotion:
+        score += 100 if move.promotion == chess.QUEEN else -100
+    return -score
+
+
+def test_noisy_moves_are_a_stable_sort_of_the_generated_captures_along_random_games() -> None:
+    """The noisy moves are generated as captures, then en passant, then promotions without a
+    capture, and sorted by MVV-LVA keeping that order among equal keys (a stable sort)."""
+    rng = random.Random(46)
+    for start in (chess.STARTING_FEN, KIWIPETE, "r3k2r/1P4P1/8/3pP3/8/8/1p4p1/R3K2R w KQkq d6 0 1"):
+        for _ in range(3):
+            game = from_fen(start)
+            for _ in range(60):
+                board = game.board
+                legal = list(board.legal_moves)
+                generated = (
+                    [m for m in legal if board.piece_at(m.to_square) and not board.is_castling(m)]
+                    + [m for m in legal if board.is_en_passant(m)]
+                    + [m for m in legal if m.promotion and not board.piece_at(m.to_square)]
+                )
+                expected = sorted(generated, key=lambda m: _noisy_rank(board, m))
+                assert [to_chess(m) for m in game.noisy_moves()] == expected, board.fen()
+                if not random_playout(game, rng, 1):
+                    break
+
+
 def test_en_passant_is_noisy_and_not_quiet() -> None:
     game = from_fen("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 2")
     ep = game.parse_move("e5d6")
