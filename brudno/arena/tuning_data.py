@@ -18,7 +18,10 @@ random, every quiet position along the games of PGN files (the ``--pgn`` of ``br
 self-play at varied openings), each position once, a seeded sample of them.  Such positions
 are what the evaluation meets in its own games, and each comes with the game's result, which
 can be blended into the label: target = ``(1 - w)·engine + w·result`` (``w = 1`` labels by
-results alone and needs no labelling engine).
+results alone and needs no labelling engine).  With ``game_evals`` the engine's part is the
+score the game itself recorded for the position (``[%eval]`` comments, which ``brudno tune
+games`` writes for every position Stockfish moved from): the label costs no second search,
+and positions without such a score are left out.
 """
 
 from __future__ import annotations
@@ -87,11 +90,13 @@ class TuneDataError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A position to label, and the side to move's score in the game it was played in
-    (``None`` for a position from an opening file: no game was played from it)."""
+    """A position to label, the side to move's score in the game it was played in (``None``
+    for a position from an opening file: no game was played from it), and the game's own
+    evaluation of it as the side to move's win probability (``None``: the game had none)."""
 
     fen: str
     result: float | None = None
+    evaluation: float | None = None
 
 
 def is_quiet(board: chess.Board) -> bool:
@@ -269,8 +274,16 @@ def _candidates(files: Sequence[Path], positions: int, plies: int, seed: int) ->
     return [Candidate(fen) for fen in fens[:positions]]
 
 
+def _recorded_target(node: chess.pgn.GameNode, turn: chess.Color) -> float | None:
+    """The ``[%eval]`` a game recorded where ``node``'s position stands, as the side to
+    move's win probability (``turn`` moves there), or None when it recorded none."""
+    score = node.eval()
+    return None if score is None else label_to_target(chess.engine.PovScore(score.pov(turn), turn))
+
+
 def _played_positions(path: Path) -> Iterator[Candidate]:
-    """Every quiet position after a move of every finished game in a PGN file."""
+    """Every quiet position after a move of every finished game in a PGN file, with the
+    game's result and its recorded evaluation of the position (if any)."""
     try:
         with path.open(encoding="utf-8-sig") as handle:
             while (game := chess.pgn.read_game(handle)) is not None:
@@ -278,22 +291,28 @@ def _played_positions(path: Path) -> Iterator[Candidate]:
                 if white_score is None or game.errors:
                     continue
                 board = game.board()
-                for move in game.mainline_moves():
-                    board.push(move)
+                for node in game.mainline():
+                    board.push(node.move)
                     if is_quiet(board):
                         score = white_score if board.turn == chess.WHITE else 1.0 - white_score
-                        yield Candidate(board.fen(), score)
+                        evaluation = _recorded_target(node, board.turn)
+                        yield Candidate(board.fen(), score, evaluation)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise TuneDataError(f"cannot read games file {path}: {exc}") from None
 
 
-def _played_candidates(files: Sequence[Path], positions: int, seed: int) -> list[Candidate]:
+def _played_candidates(
+    files: Sequence[Path], positions: int, seed: int, *, evaluated: bool = False
+) -> list[Candidate]:
     """A seeded sample of the quiet positions of played games, each position once (the first
-    game it occurred in gives its result: openings repeat, and one game's say is enough)."""
+    game it occurred in gives its result: openings repeat, and one game's say is enough);
+    ``evaluated``: only positions the game recorded an evaluation of."""
     seen: set[str] = set()
     found: list[Candidate] = []
     for path in files:
         for candidate in _played_positions(path):
+            if evaluated and candidate.evaluation is None:
+                continue
             epd = candidate.fen.rsplit(" ", 2)[0]
             if epd not in seen:
                 seen.add(epd)
@@ -309,8 +328,9 @@ class DataConfig:
     """What ``brudno tune data`` labels: how many positions, at which Stockfish depth, from
     which games (``played`` PGN files, else openings of ``games`` or the shared data in
     ``data_dir`` extended by up to ``plies`` random quiet plies), with which seed, blending
-    ``result_weight`` of the game's result into the label; ``command`` is recorded in the
-    file's header."""
+    ``result_weight`` of the game's result into the label, the engine's part taken from the
+    games' recorded evaluations when ``game_evals``; ``command`` is recorded in the file's
+    header."""
 
     positions: int
     depth: int
@@ -319,6 +339,7 @@ class DataConfig:
     games: Sequence[Path] | None = None
     played: Sequence[Path] | None = None
     result_weight: float = 0.0
+    game_evals: bool = False
     data_dir: Path | None = None
     stockfish: str = DEFAULT_STOCKFISH
     command: str = ""
@@ -331,14 +352,18 @@ def generate(out: Path, config: DataConfig) -> int:
     else openings extended by random quiet plies: the openings of ``games``, else those of
     the shared data (``data_dir`` or as :func:`find_data_dir` finds it).  ``result_weight``
     (for played positions) blends the game's result into the engine's label; at 1 no engine
-    runs.
+    runs, nor with ``game_evals`` (the games' ``[%eval]`` comments are the engine's label).
     """
     positions, plies, seed, played = config.positions, config.plies, config.seed, config.played
     result_weight, stockfish, command = config.result_weight, config.stockfish, config.command
     if not 0.0 <= result_weight <= 1.0:
         raise TuneDataError(f"result weight {result_weight} outside [0, 1]")
+    if config.game_evals and not played:
+        raise TuneDataError("game evaluations need played games (--played)")
     if played:
-        candidates = _played_candidates(played, positions, seed)
+        candidates = _played_candidates(
+            played, positions, seed, evaluated=config.game_evals and result_weight < 1.0
+        )
     else:
         candidates = _candidates(
             opening_files(config.games, config.data_dir), positions, plies, seed
@@ -351,10 +376,29 @@ def generate(out: Path, config: DataConfig) -> int:
     if result_weight == 1.0:
         lines = [*header, "# labels: the game's result from the side to move's view"]
         lines += [f"{c.fen} ; {c.result:.4f}" for c in candidates]
+    elif config.game_evals:
+        lines = [*header, _recorded_labels_line(result_weight)]
+        lines += [f"{c.fen} ; {_blend(c, result_weight):.4f}" for c in candidates]
     else:
         lines = header + _engine_labels(candidates, config.depth, result_weight, stockfish)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return len(candidates)
+
+
+def _blend(candidate: Candidate, result_weight: float) -> float:
+    """A played candidate's label: its recorded evaluation blended with its game's result."""
+    assert candidate.evaluation is not None and candidate.result is not None
+    return (1.0 - result_weight) * candidate.evaluation + result_weight * candidate.result
+
+
+def _recorded_labels_line(result_weight: float) -> str:
+    line = (
+        "# labels: the games' recorded evaluations ([%eval], the position's own search), "
+        "target = 1/(1+10^(-cp/400)), mate = 1 or 0"
+    )
+    if result_weight:
+        line += f", blended {1 - result_weight:g}·engine + {result_weight:g}·result"
+    return line
 
 
 @contextmanager

@@ -10,13 +10,16 @@ being fitted, so a game's result says something true about its positions.
 entry, as :mod:`brudno.arena.tuning_data` reads them), adds 0..P seeded random quiet plies so
 that repeated openings still diverge, and lets one Stockfish play both sides at ``go nodes N``
 (one thread, a new game per game: Stockfish is deterministic at a node budget, so the variety
-comes from the starts).  A game ends by the rules (checkmate, stalemate, insufficient material,
-threefold repetition, fifty moves), or is adjudicated: won once the mover's score is at least
-:data:`RESIGN_CP` for :data:`RESIGN_PLIES` plies in a row (both sides agreeing), drawn once
-it stays within :data:`DRAW_CP` for :data:`DRAW_PLIES` plies after :data:`DRAW_AFTER`, or at
-:data:`MAX_PLIES`.  Adjudication only cuts play whose result is no longer in doubt.  Each
-game is appended to the PGN file as soon as it ends (with its start as ``FEN``), so a run cut
-short still leaves every finished game usable by ``tune data --played``.
+comes from the starts).  Stockfish's score of every position it moved from is written beside
+that position as a ``[%eval]`` comment: a free label for ``tune data --game-evals``, searched
+at the game's node budget, that costs no second search.  A game ends by the rules (checkmate,
+stalemate, insufficient material, threefold repetition, fifty moves), or is adjudicated: won
+once the mover's score is at least :data:`RESIGN_CP` for :data:`RESIGN_PLIES` plies in a row
+(both sides agreeing), drawn once it stays within :data:`DRAW_CP` for :data:`DRAW_PLIES`
+plies after :data:`DRAW_AFTER`, or at :data:`MAX_PLIES`.  Adjudication only cuts play
+whose result is no longer in doubt.  Each game is appended to the PGN file as soon as it ends
+(with its start as ``FEN``), so a run cut short still leaves every finished game usable by
+``tune data --played``.
 """
 
 from __future__ import annotations
@@ -98,10 +101,19 @@ def _mover_cp(info: chess.engine.InfoDict) -> int | None:
     return score.relative.score(mate_score=100_000)
 
 
+Evaluation = tuple[chess.engine.PovScore, int | None] | None
+"""Stockfish's score of a position it moved from and the depth it reached (None: no score)."""
+
+
 def _play_one(
-    engine: chess.engine.SimpleEngine, board: chess.Board, nodes: int, number: int
+    engine: chess.engine.SimpleEngine,
+    board: chess.Board,
+    nodes: int,
+    number: int,
+    evaluations: list[Evaluation],
 ) -> tuple[str, str, int]:
-    """Play ``board`` out; return (result, termination, plies played)."""
+    """Play ``board`` out; return (result, termination, plies played).  ``evaluations``
+    gets the score of each position moved from, in order (the first is the start's)."""
     decisive = 0  # plies in a row with a decisive score; its sign says for whom
     level = 0  # plies in a row with a level score
     for plies in range(MAX_PLIES):
@@ -109,10 +121,15 @@ def _play_one(
         if outcome is not None:
             return outcome.result(), outcome.termination.name.lower(), plies
         result = engine.play(
-            board, chess.engine.Limit(nodes=nodes), info=chess.engine.INFO_SCORE, game=number
+            board,
+            chess.engine.Limit(nodes=nodes),
+            info=chess.engine.INFO_BASIC | chess.engine.INFO_SCORE,
+            game=number,
         )
         if result.move is None:
             raise TuneDataError(f"Stockfish gave no move in {board.fen()}")
+        score = result.info.get("score")
+        evaluations.append(None if score is None else (score, result.info.get("depth")))
         cp = _mover_cp(result.info)
         white_cp = None if cp is None else (cp if board.turn == chess.WHITE else -cp)
         board.push(result.move)
@@ -127,6 +144,16 @@ def _play_one(
         if level >= DRAW_PLIES and plies + 1 >= DRAW_AFTER:
             return "1/2-1/2", "adjudicated draw", plies + 1
     return "1/2-1/2", "adjudicated draw", MAX_PLIES
+
+
+def _annotate(game: chess.pgn.Game, evaluations: Sequence[Evaluation]) -> None:
+    """Record each score where the position it scores stands: ``[%eval]`` (White's view, as
+    python-chess reads it back with ``eval()``) on the start and after each move, so that
+    ``tune data --game-evals`` labels the positions without a second search."""
+    nodes: list[chess.pgn.GameNode] = [game, *game.mainline()]
+    for node, evaluation in zip(nodes, evaluations, strict=False):
+        if evaluation is not None:
+            node.set_eval(evaluation[0], evaluation[1])
 
 
 def _start(
@@ -186,9 +213,13 @@ def play_games(
         while summary.games < count:
             start = _start(rng, files, entries, plies)
             board = chess.Board(start.fen())  # the game starts here: its PGN's FEN
-            result, termination, game_plies = _play_one(engine, board, nodes, summary.games)
+            evaluations: list[Evaluation] = []
+            result, termination, game_plies = _play_one(
+                engine, board, nodes, summary.games, evaluations
+            )
             summary = summary.counted(result, game_plies)
             game = chess.pgn.Game.from_board(board)
+            _annotate(game, evaluations)
             game.headers["Event"] = "brudno tune games"
             game.headers["Round"] = str(summary.games)
             game.headers["White"] = game.headers["Black"] = name

@@ -6,7 +6,7 @@ Usage (scripts depend on this interface)::
                       [--openings FILE ...] [--data-dir DIR] [--stockfish PATH]
     brudno tune data --out FILE.epd [--positions N] [--games FILE.pgn|FILE.epd ...]
                      [--data-dir DIR] [--depth D] [--plies P] [--seed S] [--stockfish PATH]
-                     [--played GAMES.pgn ... [--result-weight W]]
+                     [--played GAMES.pgn ... [--result-weight W] [--game-evals]]
     brudno tune fit DATA.epd [--out WEIGHTS.json] [--weights START.json]
                     [--iterations N] [--learning-rate R] [--k K] [--l2 LAMBDA] [--holdout N]
                     [--validate DATA.epd] [--freeze PREFIX ...]
@@ -17,7 +17,8 @@ Usage (scripts depend on this interface)::
 says how the positions are sampled and labelled: quiet positions from the shared openings,
 or with ``--played`` from the games of PGN files such as ``brudno match --pgn`` or ``tune
 games`` write; Stockfish at ``go depth D``, the side to move's win probability, blended with
-the game's result by ``--result-weight``).
+the game's result by ``--result-weight``; ``--game-evals`` takes the engine's score from the
+games' own ``[%eval]`` comments instead, which ``tune games`` records: no second search).
 
 ``fit`` reads such a file, computes each position's features with the chess adapter, fits K
 and then the weights (:mod:`engine.tune`), writes a flat weights JSON in the format of
@@ -125,6 +126,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="W",
         help="with --played: target = (1-W)*engine + W*game result (1: results only, no engine)",
     )
+    data.add_argument(
+        "--game-evals",
+        action="store_true",
+        help="with --played: the engine's score is the one the game recorded for the position "
+        "([%%eval], as 'tune games' writes), not a new search; positions without one are left out",
+    )
 
     fit = steps.add_parser("fit", help="fit the weights to a data set; write a weights JSON")
     fit.add_argument("data", type=Path, help="data file (FEN ; target lines)")
@@ -216,7 +223,9 @@ def _run_games(args: argparse.Namespace) -> int:
 def _run_data(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     parts = ["brudno", "tune", "data", "--out", str(args.out)]
-    parts += ["--positions", str(args.positions), "--depth", str(args.depth)]
+    parts += ["--positions", str(args.positions)]
+    if not args.game_evals:  # the games' own evaluations need no search
+        parts += ["--depth", str(args.depth)]
     if not args.played:  # played games are taken as played: no random plies
         parts += ["--plies", str(args.plies)]
     parts += ["--seed", str(args.seed)]
@@ -227,6 +236,8 @@ def _run_data(args: argparse.Namespace) -> int:
         parts += ["--played", str(path)]
     if args.result_weight:
         parts += ["--result-weight", f"{args.result_weight:g}"]
+    if args.game_evals:
+        parts += ["--game-evals"]
     command = shlex.join(parts)
     count = generate(
         args.out,
@@ -238,6 +249,7 @@ def _run_data(args: argparse.Namespace) -> int:
             games=args.games,
             played=args.played,
             result_weight=args.result_weight,
+            game_evals=args.game_evals,
             data_dir=args.data_dir,
             stockfish=args.stockfish,
             command=command,

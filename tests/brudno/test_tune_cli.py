@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import subprocess
 from pathlib import Path
@@ -397,6 +398,67 @@ def test_played_positions_blend_stockfish_and_result(brudno: list[str], tmp_path
     assert code == 2 and "must be from 0 to 1" in text
 
 
+# A game that recorded Stockfish's evaluations ([%eval], White's view, where each position
+# stands), but not of every position: after 2. Nf3 it recorded none.
+EVALUATED = """\
+[Event "e"]
+[Result "0-1"]
+
+{ [%eval 0.20,8] } 1. e4 { [%eval 0.30,8] } 1... e5 { [%eval -1.00,8] } 2. Nf3 2... Nc6
+{ [%eval #-3] } 0-1
+"""
+
+
+def test_played_positions_labelled_by_the_games_own_evaluations(
+    brudno: list[str], tmp_path: Path
+) -> None:
+    """``--game-evals``: the engine's part of each label is the score the game recorded for
+    that position (side to move's view), blended with the result; no engine runs, and a
+    position the game did not evaluate is left out."""
+    games = tmp_path / "evaluated.pgn"
+    games.write_text(EVALUATED, encoding="utf-8")
+    out = tmp_path / "evaluated.epd"
+    options = ["--game-evals", "--result-weight", "0.25", "--stockfish", "/nonexistent"]
+    done = subprocess.run(
+        [*brudno, "tune", "data", "--out", str(out), "--played", str(games), *options],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    text = out.read_text(encoding="utf-8")
+    labels = {
+        " ".join(line.split(" ; ")[0].split()[:4]): float(line.split(" ; ")[1])
+        for line in text.splitlines()
+        if not line.startswith("#")
+    }
+
+    def win(cp: float) -> float:
+        return 1.0 / (1.0 + math.pow(10.0, -cp / 400.0))
+
+    board = chess.Board()
+    expected = {}
+    # (move, White's recorded score after it or None, Black won: White's result 0)
+    for san, white_cp in (("e4", 30), ("e5", -100), ("Nf3", None), ("Nc6", -100_000)):
+        board.push_san(san)
+        if white_cp is None:
+            continue
+        mover = win(white_cp) if board.turn == chess.WHITE else 1.0 - win(white_cp)
+        result = 0.0 if board.turn == chess.WHITE else 1.0
+        expected[board.epd()] = round(0.75 * mover + 0.25 * result, 4)
+    assert labels == pytest.approx(expected, abs=1e-4)
+    assert "--game-evals" in text and "recorded evaluations" in text
+    no_games = subprocess.run(
+        [*brudno, "tune", "data", "--out", str(out), "--game-evals"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert no_games.returncode == 2 and "need played games" in no_games.stderr
+
+
 # -- tune games: Stockfish self-play games for the data ---------------------------------------
 def _games(brudno: list[str], tmp_path: Path, starts: str, *extra: str) -> tuple[str, str]:
     openings = tmp_path / "starts.epd"
@@ -482,6 +544,13 @@ def test_games_adjudicate_a_won_position(brudno: list[str], tmp_path: Path) -> N
     (game,) = _read_games(text)
     assert game.headers["Result"] == "1-0"
     assert game.headers["Termination"] in {"checkmate", "adjudicated win"}
+    # Stockfish's score of every position it moved from stands beside that position, from
+    # White's view (winning throughout); the final position, never searched, has none.
+    nodes = [game, *game.mainline()]
+    scores = [node.eval() for node in nodes[:-1]]
+    assert all(score is not None and score.white() > chess.engine.Cp(500) for score in scores)
+    assert all(node.eval_depth() for node in nodes[:-1])
+    assert nodes[-1].eval() is None
 
 
 def test_games_refuse_openings_with_no_usable_start(brudno: list[str], tmp_path: Path) -> None:
