@@ -63,16 +63,21 @@ def test_popcount_lsb_msb_match_python_ints() -> None:
         assert msb(SQUARE[sq]) == sq
 
 
+def _assert_attacks_match_python_chess(square: chess.Square, occupied: int) -> None:
+    """Rook, bishop and queen attacks from ``square`` equal python-chess's tables'."""
+    occ = signed(occupied)
+    rook = chess.BB_RANK_ATTACKS[square][chess.BB_RANK_MASKS[square] & occupied]
+    rook |= chess.BB_FILE_ATTACKS[square][chess.BB_FILE_MASKS[square] & occupied]
+    bishop = chess.BB_DIAG_ATTACKS[square][chess.BB_DIAG_MASKS[square] & occupied]
+    assert unsigned(rook_attacks(square, occ)) == rook
+    assert unsigned(bishop_attacks(square, occ)) == bishop
+    assert unsigned(queen_attacks(square, occ)) == rook | bishop
+
+
 @pytest.mark.parametrize("square", chess.SQUARES)
 def test_slider_attacks_match_python_chess(square: chess.Square) -> None:
     for occupied in BOARDS[:80]:
-        occ = signed(occupied)
-        rook = chess.BB_RANK_ATTACKS[square][chess.BB_RANK_MASKS[square] & occupied]
-        rook |= chess.BB_FILE_ATTACKS[square][chess.BB_FILE_MASKS[square] & occupied]
-        bishop = chess.BB_DIAG_ATTACKS[square][chess.BB_DIAG_MASKS[square] & occupied]
-        assert unsigned(rook_attacks(square, occ)) == rook
-        assert unsigned(bishop_attacks(square, occ)) == bishop
-        assert unsigned(queen_attacks(square, occ)) == rook | bishop
+        _assert_attacks_match_python_chess(square, occupied)
 
 
 def _plain_python_copy(file_name: str) -> ModuleType:
@@ -130,13 +135,7 @@ def test_magic_lookups_match_python_chess_where_the_product_wraps(square: chess.
     modulo 2**64 would give other indices and other attacks."""
     wrapped = 0
     for occupied in MAGIC_BOARDS:
-        occ = signed(occupied)
-        rook = chess.BB_RANK_ATTACKS[square][chess.BB_RANK_MASKS[square] & occupied]
-        rook |= chess.BB_FILE_ATTACKS[square][chess.BB_FILE_MASKS[square] & occupied]
-        bishop = chess.BB_DIAG_ATTACKS[square][chess.BB_DIAG_MASKS[square] & occupied]
-        assert unsigned(rook_attacks(square, occ)) == rook
-        assert unsigned(bishop_attacks(square, occ)) == bishop
-        assert unsigned(queen_attacks(square, occ)) == rook | bishop
+        _assert_attacks_match_python_chess(square, occupied)
         wrapped += (occupied & _rook_mask(square)) * ROOK_MAGICS[square] > _MASK_64
         wrapped += (occupied & chess.BB_DIAG_MASKS[square]) * BISHOP_MAGICS[square] > _MASK_64
     assert wrapped > len(MAGIC_BOARDS)
