@@ -112,12 +112,16 @@ def _build(tree: Path) -> None:
         print(f"{tree.name}: no setup.py, runs in pure Python", flush=True)
         return
     print(f"{tree.name}: compiling (python setup.py build_ext --inplace)", flush=True)
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
         cwd=tree,
         capture_output=True,
-        check=True,
+        text=True,
+        check=False,
     )
+    if done.returncode != 0:
+        # The build's own words say what is missing (an old setuptools, no C compiler).
+        raise SystemExit(f"{tree.name}: the build failed:\n{done.stderr[-3000:]}")
 
 
 def _compare_instructions(trees: dict[str, Path], depth: int) -> None:
