@@ -46,6 +46,25 @@ r3k3/8/8/8/8/8/8/4K3 b - - 0 1 ; 0.97
 """
 
 
+def _tune(
+    brudno: list[str],
+    *args: str,
+    timeout: float = 120,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``brudno tune ARGS`` run to its end; the caller checks the exit code and output."""
+    return subprocess.run(
+        [*brudno, "tune", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        env=env,
+    )
+
+
 def test_quiet_filter() -> None:
     """Not quiet: in check; a pawn can take an undefended knight; a pawn can take a defended
     queen (victim worth more); a pawn can promote.  Quiet: the start, a defended-pawn trade."""
@@ -80,13 +99,7 @@ def test_fit_writes_weights_that_load_and_play(brudno: list[str], tmp_path: Path
     data = tmp_path / "tiny.epd"
     data.write_text(TINY, encoding="utf-8")
     out = tmp_path / "weights.json"
-    done = subprocess.run(
-        [*brudno, "tune", "fit", str(data), "--out", str(out), "--iterations", "40"],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _tune(brudno, "fit", str(data), "--out", str(out), "--iterations", "40")
     assert done.returncode == 0, done.stderr
     errors = {
         key: float(line.rsplit(" ", 1)[1])
@@ -114,13 +127,7 @@ def test_fit_writes_weights_that_load_and_play(brudno: list[str], tmp_path: Path
 def test_fit_rejects_a_bad_line(brudno: list[str], tmp_path: Path) -> None:
     data = tmp_path / "bad.epd"
     data.write_text("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 ; 1.7\n", "utf-8")
-    done = subprocess.run(
-        [*brudno, "tune", "fit", str(data), "--out", str(tmp_path / "w.json")],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = _tune(brudno, "fit", str(data), "--out", str(tmp_path / "w.json"), timeout=60)
     assert done.returncode == 2
     assert "bad.epd:1" in done.stderr and "outside [0, 1]" in done.stderr
     assert not (tmp_path / "w.json").exists()
@@ -131,24 +138,9 @@ def test_data_end_to_end_with_stockfish(brudno: list[str], tmp_path: Path) -> No
     files = []
     for name in ("first.epd", "second.epd"):
         out = tmp_path / name
-        done = subprocess.run(
-            [
-                *brudno,
-                "tune",
-                "data",
-                "--out",
-                str(out),
-                "--positions",
-                "6",
-                "--depth",
-                "1",
-                "--games",
-                str(OPENINGS / "noob_3moves_every30th.epd"),
-            ],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=120,
+        games = str(OPENINGS / "noob_3moves_every30th.epd")
+        done = _tune(
+            brudno, "data", "--out", str(out), "--positions", "6", "--depth", "1", "--games", games
         )
         assert done.returncode == 0, done.stderr
         assert "positions 6" in done.stdout
@@ -168,26 +160,9 @@ def test_fit_reports_a_holdout_and_accepts_regularization(
 ) -> None:
     data = tmp_path / "tiny.epd"
     data.write_text(TINY, encoding="utf-8")
-    done = subprocess.run(
-        [
-            *brudno,
-            "tune",
-            "fit",
-            str(data),
-            "--out",
-            str(tmp_path / "w.json"),
-            "--iterations",
-            "20",
-            "--holdout",
-            "4",
-            "--l2",
-            "1e-8",
-        ],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = str(tmp_path / "w.json")
+    fit = ["fit", str(data), "--out", out, "--iterations", "20", "--holdout", "4", "--l2", "1e-8"]
+    done = _tune(brudno, *fit)
     assert done.returncode == 0, done.stderr
     assert "samples 6 (skipped 0 not quiet)" in done.stdout  # 8 minus every 4th
     assert "holdout 2 error before" in done.stdout
@@ -198,14 +173,8 @@ def test_fit_reports_the_error_on_a_validation_file(brudno: list[str], tmp_path:
     fitted file itself, on which the fit must have lowered the error."""
     data = tmp_path / "tiny.epd"
     data.write_text(TINY, encoding="utf-8")
-    fit = [*brudno, "tune", "fit", str(data), "--out", str(tmp_path / "w.json")]
-    done = subprocess.run(
-        [*fit, "--iterations", "40", "--validate", str(data)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    fit = ["fit", str(data), "--out", str(tmp_path / "w.json")]
+    done = _tune(brudno, *fit, "--iterations", "40", "--validate", str(data))
     assert done.returncode == 0, done.stderr
     line = next(line for line in done.stdout.splitlines() if line.startswith("validation "))
     words = line.split()
@@ -218,13 +187,7 @@ def test_fit_keeps_frozen_weight_groups(brudno: list[str], tmp_path: Path) -> No
     data.write_text(TINY, encoding="utf-8")
     out = tmp_path / "w.json"
     freeze = ["--freeze", "psqt.", "--freeze", "material.eg."]
-    done = subprocess.run(
-        [*brudno, "tune", "fit", str(data), "--out", str(out), "--iterations", "50", *freeze],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _tune(brudno, "fit", str(data), "--out", str(out), "--iterations", "50", *freeze)
     assert done.returncode == 0, done.stderr
     start = json.loads(DEFAULT_WEIGHTS_PATH.read_text(encoding="utf-8"))
     fitted = json.loads(out.read_text(encoding="utf-8"))
@@ -285,14 +248,8 @@ def test_a_named_data_dir_that_is_wrong_is_an_error_not_a_guess(tmp_path: Path) 
 
 
 def test_data_with_a_missing_data_dir_says_so(brudno: list[str], tmp_path: Path) -> None:
-    done = subprocess.run(
-        [*brudno, "tune", "data", "--out", str(tmp_path / "d.epd"), "--data-dir", "nowhere"],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
+    out = str(tmp_path / "d.epd")
+    done = _tune(brudno, "data", "--out", out, "--data-dir", "nowhere", timeout=60, cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr == "brudno tune: --data-dir nowhere: no chess/openings directory in it\n"
     assert not (tmp_path / "d.epd").exists()
@@ -305,16 +262,14 @@ def test_data_finds_the_shared_openings(brudno: list[str], tmp_path: Path, how: 
     cwd = tmp_path / "repo"
     cwd.mkdir()
     out = tmp_path / "d.epd"
-    command = [*brudno, "tune", "data", "--out", str(out), "--positions", "3", "--depth", "1"]
+    command = ["data", "--out", str(out), "--positions", "3", "--depth", "1"]
     command += ["--plies", "0"]  # the openings themselves: shows which file was read
     env = {key: value for key, value in os.environ.items() if key != DATA_DIR_ENV}
     if how == "--data-dir":
         command += ["--data-dir", str(data)]
     elif how == "environment":
         env[DATA_DIR_ENV] = str(data)
-    done = subprocess.run(
-        command, check=False, capture_output=True, text=True, timeout=120, cwd=cwd, env=env
-    )
+    done = _tune(brudno, *command, cwd=cwd, env=env)
     assert done.returncode == 0, done.stderr
     assert "positions 3" in done.stdout
     samples, _ = read_data(out)
@@ -351,13 +306,7 @@ def _played_data(brudno: list[str], tmp_path: Path, *extra: str) -> tuple[int, s
     games.write_text(PLAYED, encoding="utf-8")
     out = tmp_path / "played.epd"
     out.unlink(missing_ok=True)
-    done = subprocess.run(
-        [*brudno, "tune", "data", "--out", str(out), "--played", str(games), *extra],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _tune(brudno, "data", "--out", str(out), "--played", str(games), *extra)
     return done.returncode, (out.read_text(encoding="utf-8") if out.exists() else done.stderr)
 
 
@@ -419,13 +368,7 @@ def test_played_positions_labelled_by_the_games_own_evaluations(
     games.write_text(EVALUATED, encoding="utf-8")
     out = tmp_path / "evaluated.epd"
     options = ["--game-evals", "--result-weight", "0.25", "--stockfish", "/nonexistent"]
-    done = subprocess.run(
-        [*brudno, "tune", "data", "--out", str(out), "--played", str(games), *options],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _tune(brudno, "data", "--out", str(out), "--played", str(games), *options)
     assert done.returncode == 0, done.stderr
     text = out.read_text(encoding="utf-8")
     labels = {
@@ -449,13 +392,7 @@ def test_played_positions_labelled_by_the_games_own_evaluations(
         expected[board.epd()] = round(0.75 * mover + 0.25 * result, 4)
     assert labels == pytest.approx(expected, abs=1e-4)
     assert "--game-evals" in text and "recorded evaluations" in text
-    no_games = subprocess.run(
-        [*brudno, "tune", "data", "--out", str(out), "--game-evals"],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    no_games = _tune(brudno, "data", "--out", str(out), "--game-evals")
     assert no_games.returncode == 2 and "need played games" in no_games.stderr
 
 
@@ -464,12 +401,8 @@ def _games(brudno: list[str], tmp_path: Path, starts: str, *extra: str) -> tuple
     openings = tmp_path / "starts.epd"
     openings.write_text(starts, encoding="utf-8")
     out = tmp_path / "games.pgn"
-    done = subprocess.run(
-        [*brudno, "tune", "games", "--out", str(out), "--openings", str(openings), *extra],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    done = _tune(
+        brudno, "games", "--out", str(out), "--openings", str(openings), *extra, timeout=300
     )
     assert done.returncode == 0, done.stderr
     return out.read_text(encoding="utf-8"), done.stdout
@@ -556,12 +489,6 @@ def test_games_adjudicate_a_won_position(brudno: list[str], tmp_path: Path) -> N
 def test_games_refuse_openings_with_no_usable_start(brudno: list[str], tmp_path: Path) -> None:
     openings = tmp_path / "over.epd"
     openings.write_text("8/8/4k3/8/8/3K4/8/8 w - -\n", encoding="utf-8")  # bare kings
-    done = subprocess.run(
-        [*brudno, "tune", "games", "--out", str(tmp_path / "g.pgn"), "--openings", str(openings)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _tune(brudno, "games", "--out", str(tmp_path / "g.pgn"), "--openings", str(openings))
     assert done.returncode == 2
     assert done.stderr.startswith("brudno tune: no usable start in 1000 tries from ")
