@@ -24,6 +24,7 @@ from brudno.arena.tuning_data import (
     label_to_target,
     read_data,
 )
+from brudno.arena.tuning_games import game_outcome
 from engine.eval import LinearEvaluator
 from engine.limits import Limits
 from engine.search import Searcher
@@ -492,3 +493,24 @@ def test_games_refuse_openings_with_no_usable_start(brudno: list[str], tmp_path:
     done = _tune(brudno, "games", "--out", str(tmp_path / "g.pgn"), "--openings", str(openings))
     assert done.returncode == 2
     assert done.stderr.startswith("brudno tune: no usable start in 1000 tries from ")
+
+
+def test_games_end_where_a_draw_can_be_claimed_on_the_board() -> None:
+    """The cheap end-of-game test agrees with python-chess's claim for the position itself:
+    mate, a third repetition, the fifty-move rule; a second repetition plays on."""
+    mate = chess.Board("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1")
+    outcome = game_outcome(mate)
+    assert outcome is not None and outcome.winner == chess.WHITE
+    board = chess.Board()
+    for move in ["g1f3", "g8f6", "f3g1", "f6g8"]:
+        board.push_uci(move)
+    assert game_outcome(board) is None  # the start seen twice
+    for move in ["g1f3", "g8f6", "f3g1", "f6g8"]:
+        board.push_uci(move)
+    outcome = game_outcome(board)
+    assert outcome is not None and outcome.termination == chess.Termination.THREEFOLD_REPETITION
+    assert outcome.result() == "1/2-1/2"
+    fifty = chess.Board("4k3/8/8/8/8/8/4R3/4K3 w - - 100 80")
+    outcome = game_outcome(fifty)
+    assert outcome is not None and outcome.termination == chess.Termination.FIFTY_MOVES
+    assert game_outcome(chess.Board("4k3/8/8/8/8/8/4R3/4K3 w - - 99 80")) is None
