@@ -28,7 +28,9 @@ def emergency_move(game: Game[MoveT], candidates: Sequence[MoveT] | None = None)
     for move in moves:
         game.push(move)
         try:
-            value = -game.terminal_value() * _WIN if game.is_terminal() else -game.evaluate()
+            # Mate and stalemate show as an empty move list (engine.game's terminal rules).
+            over = game.is_terminal() or not game.legal_moves()
+            value = -game.terminal_value() * _WIN if over else -game.evaluate()
         finally:
             game.pop()
         if value > best_value:

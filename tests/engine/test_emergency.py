@@ -12,6 +12,13 @@ def test_it_takes_a_mate_in_one() -> None:
     assert move is not None and game.format_move(move) == "a1a8"
 
 
+def test_a_mate_in_one_beats_a_free_queen() -> None:
+    """Mate shows as an empty move list, not as ``is_terminal()`` (engine.game's rules)."""
+    game = get_variant("chess").new("6k1/5ppp/8/3N4/8/2q5/5PPP/4R1K1 w - - 0 1")
+    move = emergency_move(game)
+    assert move is not None and game.format_move(move) == "e1e8"
+
+
 def test_it_takes_the_free_queen_and_leaves_the_position_as_it_was() -> None:
     fen = "4k3/8/8/3q4/8/8/8/3RK3 w - - 0 1"
     game = get_variant("chess").new(fen)
