@@ -603,8 +603,13 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
     eg: i64 = (score + _HALF) >> _SHIFT
     mg: i64 = score - (eg << _SHIFT)
     tapered = mg * taper + eg * (TAPER_MAX - taper)
-    q = tapered >> _TAPER_BITS
-    r = tapered & (TAPER_MAX - 1)
+    # From the side to move's view and with the tempo in, then rounded once, as the feature
+    # sum is: rounding before adding an odd tempo would break ties the other way.
+    mover: i64 = tapered if boards.turn else -tapered
+    tempo: i64 = t.tempo
+    mover += tempo * TAPER_MAX
+    q = mover >> _TAPER_BITS
+    r = mover & (TAPER_MAX - 1)
     if r > 16 or (r == 16 and q & 1):  # half to even, as round() does
         q += 1
-    return (q if boards.turn else -q) + t.tempo
+    return q
