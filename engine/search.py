@@ -192,10 +192,10 @@ class SearchConfig:
     right after the killers."""
     falling_eval_time: bool = False
     """Spend more of the clock when the score falls between iterations."""
-    improving: bool = False
+    improving: bool = True
     """Whether the static evaluation rose since this side's previous move steers the pruning:
     reduce and prune more where it fell (the position is getting worse; cut-offs are less
-    likely), less where it rose."""
+    likely), less where it rose (SPRT in docs/strength.md)."""
     razoring: bool = False
     """At depth 1-2 of a non-PV node whose evaluation lies 300/500 cp below alpha, return
     quiescence's value if it confirms the node fails low."""
@@ -230,8 +230,8 @@ ABLATIONS: Final[dict[str, SearchConfig]] = {
     "pvs-no-qstteval": SearchConfig(qsearch_tt_eval=False),
     "pvs-no-probcut": SearchConfig(probcut=False),
     "pvs-no-historylmr": SearchConfig(history_lmr=False),
+    "pvs-no-improving": SearchConfig(improving=False),
     "pvs-countermove": SearchConfig(counter_moves=True),
-    "pvs-improving": SearchConfig(improving=True),
     "pvs-fallingtime": SearchConfig(falling_eval_time=True),
     "pvs-razoring": SearchConfig(razoring=True),
 }

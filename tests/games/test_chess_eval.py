@@ -264,7 +264,7 @@ def test_weights_file_is_flat_integer_and_names_every_feature() -> None:
     assert all(isinstance(v, int) for v in raw.values())
     assert set(raw) == all_feature_names()
     assert LinearEvaluator.from_json(DEFAULT_WEIGHTS_PATH).weights == raw
-    assert (raw["material.mg.P"], raw["material.mg.N"], raw["material.mg.Q"]) == (80, 310, 920)
+    assert (raw["material.mg.P"], raw["material.mg.N"], raw["material.mg.Q"]) == (67, 320, 922)
 
 
 def test_every_produced_feature_has_a_weight() -> None:

@@ -80,7 +80,7 @@ def test_chess_declares_its_shipped_table() -> None:
     assert weights is not None
     assert weights.shipped() is default_evaluator()
     assert len(weights.shipped().weights) == 798  # 786, 8 threat weights, 4 king-race
-    assert weights.shipped().weights["material.mg.N"] == 310
+    assert weights.shipped().weights["material.mg.N"] == 320
 
 
 def test_the_table_survives_the_pickle_trip_to_a_worker() -> None:
