@@ -2,21 +2,21 @@
 
 Commands (one result line per test set on stdout; progress on stderr)::
 
-    # the end-game and middle-game sets, every position (about 20 minutes on one core)
-    python bench/connect4_solver.py --sets L3_R1 L2_R1 L2_R2
+    # the end-game, middle-game and easy begin sets, every position (about 10 seconds)
+    python bench/connect4_solver.py --sets L3_R1 L2_R1 L2_R2 L1_R1
 
-    # the begin-position sets: the first 100 / 20 / 3 positions (hard ones take minutes each)
-    python bench/connect4_solver.py --sets L1_R1 --limit 100
-    python bench/connect4_solver.py --sets L1_R2 --limit 20
-    python bench/connect4_solver.py --sets L1_R3 --limit 3
+    # the harder begin sets: every position of L1_R2 (about 5 minutes), and as many of
+    # L1_R3 as 15 minutes allow (its positions take seconds to minutes each)
+    python bench/connect4_solver.py --sets L1_R2
+    python bench/connect4_solver.py --sets L1_R3 --time-limit 900
 
     # weak solving (outcome only), as Pons' tables also report it
     python bench/connect4_solver.py --sets L2_R2 --limit 100 --weak
 
 The result line (one per set; wrapped here)::
 
-    Test_L3_R1 end/easy solved=1000/1000 wrong=0 mean_nodes=51.3 mean_time_ms=1.05
-    knps=48.9 total_s=1.3
+    Test_L3_R1 end/easy solved=1000/1000 wrong=0 mean_nodes=51.3 mean_time_ms=0.0141
+    knps=3629.4 total_s=0.3
 
 Each position is solved from a cold solver (an empty transposition table, 8,388,617 slots
 unless ``--tt-entries``), as Pons measures them, and its score compared with the set's;
@@ -115,7 +115,7 @@ def run_set(
     mode = " weak" if weak else ""
     return (
         f"Test_{name} {SETS[name]}{mode} solved={solved}/{len(cases)} wrong={wrong} "
-        f"mean_nodes={mean_nodes:.1f} mean_time_ms={mean_ms:.2f} knps={knps:.1f} "
+        f"mean_nodes={mean_nodes:.1f} mean_time_ms={mean_ms:.4f} knps={knps:.1f} "
         f"total_s={time.perf_counter() - started:.1f}"
     )
 

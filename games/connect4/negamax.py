@@ -25,13 +25,23 @@ from typing import Final, final
 from librt.vecs import vec
 from mypy_extensions import i64
 
-__all__ = ["CHECK_INTERVAL", "EMPTY", "Negamax", "bound_entry", "prime_at_least"]
+__all__ = [
+    "CHECK_INTERVAL",
+    "EMPTY",
+    "NO_NODE_LIMIT",
+    "Negamax",
+    "bound_entry",
+    "can_win_next",
+    "prime_at_least",
+]
 
 _COMPILED: Final = not __file__.endswith(".py")
 """Whether this module runs as mypyc's extension (``False`` with ``BRUDNO_PURE_PYTHON``)."""
 
 CHECK_INTERVAL: Final[i64] = 1024
 """Nodes between two calls of the search's ``check`` (stop flag, budgets, progress)."""
+NO_NODE_LIMIT: Final[i64] = (1 << 62) - 1
+"""The ``node_limit`` of :meth:`Negamax.narrow` when there is none."""
 
 _CELLS: Final[i64] = 42
 _BOTTOM: Final[i64] = 0x40810204081
@@ -120,6 +130,17 @@ def _winning_cells(p: i64, free: i64) -> i64:
     return r & free
 
 
+def can_win_next(current: i64, mask: i64) -> bool:
+    """True when the side to move (stones ``current``) has a winning drop right now (as
+    :func:`games.connect4.board.can_win_next`, natively)."""
+    return _winning_cells(current, _BOARD ^ mask) & (mask + _BOTTOM) & _BOARD != 0
+
+
+def _trunc_half(x: i64) -> i64:
+    """``x / 2`` rounded towards zero (C division, as the bisection rule is stated)."""
+    return x // 2 if x >= 0 else -(-x // 2)
+
+
 @final
 class Negamax:
     """Alpha-beta negamax with a transposition table of ``entries`` native words.
@@ -191,6 +212,40 @@ class Negamax:
         self.table[index] = (key | self.stamp) << _KEY_SHIFT | bound
 
     # -- the search -------------------------------------------------------------------------
+    def narrow(
+        self,
+        current: i64,
+        mask: i64,
+        stones: i64,
+        low: i64,
+        high: i64,
+        node_limit: i64,
+        on_probe: Callable[[tuple[int, int]], None] | None,
+    ) -> i64:
+        """The score, known to lie in ``[low, high]``, by null-window probes: each
+        ``search(med, med + 1)`` proves it above or below ``med`` (a bisection biased towards
+        zero, where most scores are), and the table carries each proof into the next probe.
+        ``on_probe`` gets the bounds ``(low, high)`` after each probe.  A probe about to start
+        with ``nodes >= node_limit`` calls ``check()``, which must raise: the budget is spent.
+        """
+        while low < high:
+            med = low + (high - low) // 2
+            if med <= 0 and _trunc_half(low) < med:
+                med = _trunc_half(low)
+            elif med >= 0 and _trunc_half(high) > med:
+                med = _trunc_half(high)
+            if self.nodes >= node_limit:
+                self.check()
+            self.next_check = self.nodes + CHECK_INTERVAL
+            result = self.search(current, mask, stones, med, med + 1)
+            if result <= med:
+                high = result
+            else:
+                low = result
+            if on_probe is not None:
+                on_probe((low, high))
+        return low
+
     def search(self, current: i64, mask: i64, stones: i64, alpha: i64, beta: i64) -> i64:
         """The score of the position within ``(alpha, beta)``, fail-soft inside the bounds:
         exact when it lies strictly inside, else a bound on the side it fell out of.

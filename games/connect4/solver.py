@@ -39,10 +39,9 @@ from games.connect4.board import (
     HEIGHT,
     WIDTH,
     Connect4,
-    can_win_next,
     winning_cells,
 )
-from games.connect4.negamax import CHECK_INTERVAL, Negamax
+from games.connect4.negamax import CHECK_INTERVAL, NO_NODE_LIMIT, Negamax, can_win_next
 
 __all__ = [
     "CHECK_INTERVAL",
@@ -82,11 +81,6 @@ class SolveAbortedError(Exception):
 def win_score(stones: int) -> int:
     """The score of the side to move when it wins with its next drop."""
     return (CELLS + 1 - stones) // 2
-
-
-def _trunc_half(x: int) -> int:
-    """``x / 2`` rounded towards zero (C division, as the bisection rule is stated)."""
-    return x // 2 if x >= 0 else -(-x // 2)
 
 
 def mate_moves(score: int, stones: int) -> int | None:
@@ -281,21 +275,10 @@ class Connect4Solver:
         high = (CELLS + 1 - stones) // 2
         if weak:
             low, high = -1, 1
-        negamax = self._run
-        while low < high:
-            med = low + (high - low) // 2
-            if med <= 0 and _trunc_half(low) < med:
-                med = _trunc_half(low)
-            elif med >= 0 and _trunc_half(high) > med:
-                med = _trunc_half(high)
-            result = negamax(current, mask, stones, med, med + 1)
-            if result <= med:
-                high = result
-            else:
-                low = result
-            if on_probe is not None:
-                on_probe((low, high))
-        return low
+        node_limit = NO_NODE_LIMIT if self._max_nodes is None else self._max_nodes
+        # The null-window narrowing runs compiled too (Negamax.narrow): for the end-game
+        # positions, whose trees take ~50 nodes, the Python loop cost as much as the search.
+        return self._search.narrow(current, mask, stones, low, high, node_limit, on_probe)
 
     def _move_score(self, current: int, mask: int, stones: int, col: int, weak: bool) -> int | None:
         """The mover's score after dropping in ``col``; None when the column is full."""
