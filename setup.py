@@ -38,6 +38,7 @@ COMPILED_MODULES = [
     "games/chess_game/movegen.py",
     "games/chess_game/see.py",
     "games/chess_game/zobrist.py",
+    "games/connect4/negamax.py",
 ]
 """The modules mypyc compiles, as paths; ``tests/test_compiled.py`` reads this list."""
 

@@ -2,28 +2,34 @@
 
 Commands (one result line per test set on stdout; progress on stderr)::
 
-    # the end-game and middle-game sets, every position (about 20 minutes on one core)
-    python bench/connect4_solver.py --sets L3_R1 L2_R1 L2_R2
+    # the end-game, middle-game and easy begin sets, every position (about 10 seconds)
+    python bench/connect4_solver.py --sets L3_R1 L2_R1 L2_R2 L1_R1
 
-    # the begin-position sets: the first 100 / 20 / 3 positions (hard ones take minutes each)
-    python bench/connect4_solver.py --sets L1_R1 --limit 100
-    python bench/connect4_solver.py --sets L1_R2 --limit 20
-    python bench/connect4_solver.py --sets L1_R3 --limit 3
+    # the harder begin sets: every position of L1_R2 (about 5 minutes), and as many of
+    # L1_R3 as 15 minutes allow (its positions take seconds to minutes each)
+    python bench/connect4_solver.py --sets L1_R2
+    python bench/connect4_solver.py --sets L1_R3 --time-limit 900
 
     # weak solving (outcome only), as Pons' tables also report it
     python bench/connect4_solver.py --sets L2_R2 --limit 100 --weak
 
 The result line (one per set; wrapped here)::
 
-    Test_L3_R1 end/easy solved=1000/1000 wrong=0 mean_nodes=51.3 mean_time_ms=1.05
-    knps=48.9 total_s=1.3
+    Test_L3_R1 end/easy solved=1000/1000 wrong=0 mean_nodes=51.3 mean_time_ms=0.0141
+    knps=3629.4 total_s=0.3
 
-Each position is solved from a cold solver (an empty transposition table), as Pons measures
-them, and its score compared with the set's; ``wrong`` counts disagreements (0 expected).
-Nodes are negamax calls, Pons' "nb pos".  ``--time-limit S`` stops a set once S seconds have
-gone (``solved`` then says how far it got); ``--max-nodes N`` skips positions that need more
+Each position is solved from a cold solver (an empty transposition table, 8,388,617 slots
+unless ``--tt-entries``), as Pons measures them, and its score compared with the set's;
+``wrong`` counts disagreements (0 expected).  Nodes are negamax calls, Pons' "nb pos".
+``--time-limit S`` stops a set once S seconds have gone (``solved`` then says how far it got:
+the first positions of the set, in order); ``--max-nodes N`` skips positions that need more
 than N nodes (counted as unsolved).  The sets are read from ``../shared/data/connect4/pons``
 beside the repository (``--data`` to point elsewhere); see ``shared/data/SOURCES.md``.
+
+Instructions per node do not depend on the machine's load, as knps does: run the same command
+under ``valgrind --tool=cachegrind --cache-sim=no``, once with ``--limit N`` and once with
+``--limit 0``, and divide the difference of the instructions by the nodes of the N positions
+(mean_nodes times N).
 """
 
 from __future__ import annotations
@@ -37,7 +43,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from games.connect4.board import Connect4  # noqa: E402
-from games.connect4.solver import Connect4Solver, SolveAbortedError  # noqa: E402
+from games.connect4.solver import (  # noqa: E402
+    DEFAULT_TT_ENTRIES,
+    Connect4Solver,
+    SolveAbortedError,
+)
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "connect4" / "pons"
 SETS = {
@@ -69,12 +79,11 @@ def load(path: Path) -> list[tuple[str, int]]:
 def run_set(
     name: str,
     cases: list[tuple[str, int]],
+    solver: Connect4Solver,
     *,
     weak: bool,
     time_limit: float | None,
-    max_nodes: int | None,
 ) -> str:
-    solver = Connect4Solver()
     solved = wrong = nodes = 0
     seconds = 0.0
     started = time.perf_counter()
@@ -83,7 +92,6 @@ def run_set(
             break
         position = Connect4.from_moves(moves)
         solver.reset()
-        solver.limit(max_nodes=max_nodes)
         t0 = time.perf_counter()
         try:
             score = solver.score(position, weak=weak)
@@ -107,7 +115,7 @@ def run_set(
     mode = " weak" if weak else ""
     return (
         f"Test_{name} {SETS[name]}{mode} solved={solved}/{len(cases)} wrong={wrong} "
-        f"mean_nodes={mean_nodes:.1f} mean_time_ms={mean_ms:.2f} knps={knps:.1f} "
+        f"mean_nodes={mean_nodes:.1f} mean_time_ms={mean_ms:.4f} knps={knps:.1f} "
         f"total_s={time.perf_counter() - started:.1f}"
     )
 
@@ -121,15 +129,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--weak", action="store_true", help="prove the outcome only")
     parser.add_argument("--time-limit", type=float, help="seconds per set at most")
     parser.add_argument("--max-nodes", type=int, help="skip positions needing more nodes")
+    parser.add_argument(
+        "--tt-entries", type=int, default=DEFAULT_TT_ENTRIES, help="transposition table slots"
+    )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="test-set directory")
     args = parser.parse_args(argv)
+    solver = Connect4Solver(args.tt_entries)
+    solver.limit(max_nodes=args.max_nodes)  # counted from each position's reset
     wrong_total = 0
     for name in args.sets:
         cases = load(args.data / f"Test_{name}")
         if args.limit is not None:
             cases = cases[: args.limit]
         line = run_set(
-            name, cases, weak=args.weak, time_limit=args.time_limit, max_nodes=args.max_nodes
+            name,
+            cases,
+            solver,
+            weak=args.weak,
+            time_limit=args.time_limit,
         )
         print(line, flush=True)
         wrong_total += int(line.split(" wrong=")[1].split()[0])

@@ -41,7 +41,7 @@ COMPILED = _compiled_modules()
 
 def test_the_compiled_modules_exist_and_include_the_hot_path() -> None:
     assert all((REPO / path).is_file() for path in COMPILED)
-    for hot in ("engine/search.py", "games/chess_game/evaluation.py"):
+    for hot in ("engine/search.py", "games/chess_game/evaluation.py", "games/connect4/negamax.py"):
         assert hot in COMPILED
 
 

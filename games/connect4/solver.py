@@ -7,7 +7,8 @@ With ``n`` stones on the board a win on the spot scores ``(43 - n) // 2``.
 :func:`engine_score` converts it to the engine's mate distance in plies, so UCI prints the
 same fact as ``score mate N``.
 
-**Limits.**  Negamax with alpha-beta in pure Python: early positions can take minutes.  A stop,
+**Limits.**  Negamax with alpha-beta (:class:`games.connect4.negamax.Negamax`, compiled by
+mypyc): the hardest opening positions take seconds to minutes.  A stop,
 the node and time budgets and the optional progress callback
 (:meth:`Connect4Solver.report_progress`) are checked every :data:`CHECK_INTERVAL` nodes; a
 stop or a spent budget raises :class:`SolveAbortedError`.  Nodes counted are negamax calls, as
@@ -38,9 +39,9 @@ from games.connect4.board import (
     HEIGHT,
     WIDTH,
     Connect4,
-    can_win_next,
     winning_cells,
 )
+from games.connect4.negamax import CHECK_INTERVAL, NO_NODE_LIMIT, Negamax, can_win_next
 
 __all__ = [
     "CHECK_INTERVAL",
@@ -61,11 +62,9 @@ MAX_SCORE: Final = (CELLS + 1) // 2 - 3
 MIN_SCORE: Final = -(CELLS // 2) + 3
 """-18, the worst."""
 
-CHECK_INTERVAL: Final = 1024
-"""Nodes between two looks at the stop flag, the node budget and the clock."""
-
-DEFAULT_TT_ENTRIES: Final = 1 << 20
-"""Entries kept before the table is emptied (about 100 MB of Python objects when full)."""
+DEFAULT_TT_ENTRIES: Final = 1 << 23
+"""Transposition table slots (rounded up to the prime 8,388,617, Pons' size): 64 MiB of
+native words, allocated once per solver."""
 
 UCI_NODE_BUDGET: Final = 400_000
 """Nodes the UCI hook spends before handing over to the normal search when no clock bounds it
@@ -73,7 +72,6 @@ UCI_NODE_BUDGET: Final = 400_000
 well within it, in seconds."""
 
 _COLUMN: Final = tuple(((1 << HEIGHT) - 1) << (col * (HEIGHT + 1)) for col in range(WIDTH))
-_ORDERED_COLUMNS: Final = tuple(_COLUMN[col] for col in COLUMN_ORDER)
 
 
 class SolveAbortedError(Exception):
@@ -83,11 +81,6 @@ class SolveAbortedError(Exception):
 def win_score(stones: int) -> int:
     """The score of the side to move when it wins with its next drop."""
     return (CELLS + 1 - stones) // 2
-
-
-def _trunc_half(x: int) -> int:
-    """``x / 2`` rounded towards zero (C division, as the bisection rule is stated)."""
-    return x // 2 if x >= 0 else -(-x // 2)
 
 
 def mate_moves(score: int, stones: int) -> int | None:
@@ -145,25 +138,22 @@ class Connect4Solver:
     Reuse one solver for related positions (a game, an analysis): the table carries proofs
     from one position to the next.  Call :meth:`reset` to start cold (benchmarks do, so that
     every position is measured alone).  Not thread-safe: one solve at a time per instance.
+    ``tt_entries`` is the table's slot count (rounded up to a prime; each slot one 64-bit
+    word, a newer result replacing an older one in its slot).
     """
 
     __slots__ = (
         "_deadline",
         "_max_nodes",
         "_on_progress",
+        "_search",
         "_stopped",
-        "_table",
-        "_tt_entries",
-        "nodes",
     )
 
     def __init__(self, tt_entries: int = DEFAULT_TT_ENTRIES) -> None:
         if tt_entries < 1:
             raise ValueError(f"tt_entries must be positive ({tt_entries})")
-        self._tt_entries = tt_entries
-        self._table: dict[int, int] = {}
-        self.nodes = 0
-        """Negamax calls since the last :meth:`reset` (all solves, probes and PV walks)."""
+        self._search = Negamax(tt_entries, self._check)
         self._max_nodes: int | None = None
         self._deadline: float | None = None
         self._stopped: Callable[[], bool] | None = None
@@ -171,12 +161,23 @@ class Connect4Solver:
 
     def reset(self) -> None:
         """Forget every proof and zero the node count."""
-        self._table.clear()
-        self.nodes = 0
+        self._search.clear()
+        self._search.nodes = 0
+
+    @property
+    def nodes(self) -> int:
+        """Negamax calls since the last :meth:`reset` (all solves, probes and PV walks)."""
+        return self._search.nodes
 
     @property
     def table_size(self) -> int:
-        return len(self._table)
+        """Slots of the transposition table in use."""
+        return self._search.filled
+
+    @property
+    def table_entries(self) -> int:
+        """Slots of the transposition table (``tt_entries`` rounded up to a prime)."""
+        return self._search.entries
 
     # -- limits ----------------------------------------------------------------------------
     def limit(
@@ -274,21 +275,10 @@ class Connect4Solver:
         high = (CELLS + 1 - stones) // 2
         if weak:
             low, high = -1, 1
-        negamax = self._negamax()
-        while low < high:
-            med = low + (high - low) // 2
-            if med <= 0 and _trunc_half(low) < med:
-                med = _trunc_half(low)
-            elif med >= 0 and _trunc_half(high) > med:
-                med = _trunc_half(high)
-            result = negamax(current, mask, stones, med, med + 1)
-            if result <= med:
-                high = result
-            else:
-                low = result
-            if on_probe is not None:
-                on_probe((low, high))
-        return low
+        node_limit = NO_NODE_LIMIT if self._max_nodes is None else self._max_nodes
+        # The null-window narrowing runs compiled too (Negamax.narrow): for the end-game
+        # positions, whose trees take ~50 nodes, the Python loop cost as much as the search.
+        return self._search.narrow(current, mask, stones, low, high, node_limit, on_probe)
 
     def _move_score(self, current: int, mask: int, stones: int, col: int, weak: bool) -> int | None:
         """The mover's score after dropping in ``col``; None when the column is full."""
@@ -310,7 +300,7 @@ class Connect4Solver:
         if wins:
             return tuple(col for col in COLUMN_ORDER if wins & _COLUMN[col])
         opponent_wins = winning_cells(current ^ mask, mask)
-        negamax = self._negamax()
+        negamax = self._run
         best: list[int] = []
         for col in COLUMN_ORDER:
             drop = playable & _COLUMN[col]
@@ -377,157 +367,26 @@ class Connect4Solver:
             return True
         return self._max_nodes is not None and self.nodes >= self._max_nodes
 
-    def _negamax(self) -> Callable[[int, int, int, int, int], int]:
-        """The recursive search, as a closure over this solver's table and limits.
+    def _run(self, current: int, mask: int, stones: int, alpha: int, beta: int) -> int:
+        """One search of the window ``(alpha, beta)`` (see :meth:`Negamax.search`), within the
+        limits: a spent node budget aborts before the first node."""
+        search = self._search
+        if self._max_nodes is not None and search.nodes >= self._max_nodes:
+            raise SolveAbortedError(f"node budget of {self._max_nodes} reached")
+        search.next_check = search.nodes + CHECK_INTERVAL
+        return search.search(current, mask, stones, alpha, beta)
 
-        Invariant on entry: the side to move cannot win with its next drop (the root checks
-        it, and every node only plays drops after which the opponent cannot either).  Scores
-        returned follow alpha-beta's fail-soft-in-the-bounds contract: the true score when it
-        lies inside (alpha, beta), else a bound on the side of the window it fell out of.
-        """
-        table = self._table
-        table_get = table.get
-        solver = self
-        board = BOARD
-        bottom = BOTTOM
-        ordered_columns = _ORDERED_COLUMNS
-        cells = CELLS
-        max_nodes = self._max_nodes
-        deadline = self._deadline
-        stopped = self._stopped
-        on_progress = self._on_progress
-        tt_entries = self._tt_entries
-        monotonic = time.monotonic
-        nodes = self.nodes
-        next_check = nodes + CHECK_INTERVAL
-
-        def check() -> None:
-            nonlocal next_check
-            next_check = nodes + CHECK_INTERVAL
-            solver.nodes = nodes
-            if len(table) > tt_entries:
-                table.clear()
-            if max_nodes is not None and nodes >= max_nodes:
-                raise SolveAbortedError(f"node budget of {max_nodes} reached")
-            if deadline is not None and monotonic() >= deadline:
-                raise SolveAbortedError("time budget reached")
-            if stopped is not None and stopped():
-                raise SolveAbortedError("stopped")
-            if on_progress is not None:
-                on_progress(nodes)
-
-        def negamax(current: int, mask: int, stones: int, alpha: int, beta: int) -> int:
-            nonlocal nodes
-            nodes += 1
-            if nodes >= next_check:
-                check()
-            # Step 1: the drops that do not lose at once.
-            opponent = current ^ mask
-            free = board ^ mask
-            p = opponent
-            r = (p << 1) & (p << 2) & (p << 3)
-            a = p << 7
-            b = a << 7
-            c = p >> 7
-            d = c >> 7
-            r |= a & b & ((b << 7) | c) | c & d & (a | (d >> 7))
-            a = p << 6
-            b = a << 6
-            c = p >> 6
-            d = c >> 6
-            r |= a & b & ((b << 6) | c) | c & d & (a | (d >> 6))
-            a = p << 8
-            b = a << 8
-            c = p >> 8
-            d = c >> 8
-            r |= a & b & ((b << 8) | c) | c & d & (a | (d >> 8))
-            threats = r & free
-            possible = (mask + bottom) & board
-            forced = possible & threats
-            if forced:
-                if forced & (forced - 1):
-                    return -((cells - stones) // 2)  # two threats to block: lost
-                possible = forced
-            possible &= ~(threats >> 1)  # never drop right under an opponent's threat
-            if not possible:
-                return -((cells - stones) // 2)
-            if stones >= cells - 2:
-                return 0
-            # Step 2: bounds from the stone count and the table.
-            low = -((cells - 2 - stones) // 2)
-            if alpha < low:
-                alpha = low
-                if alpha >= beta:
-                    return alpha
-            high = (cells - 1 - stones) // 2
-            key = current + mask
-            entry = table_get(key)
-            if entry is not None:
-                if entry & 1:
-                    value = entry >> 1
-                    if alpha < value:
-                        alpha = value
-                        if alpha >= beta:
-                            return alpha
-                elif (entry >> 1) < high:
-                    high = entry >> 1
-            if beta > high:
-                beta = high
-                if alpha >= beta:
-                    return beta
-            # Step 3: order the drops by the threats they create, centre first on ties.
-            if possible & (possible - 1):
-                ranked: list[int] = []
-                rank = 8
-                for column in ordered_columns:
-                    rank -= 1
-                    drop = possible & column
-                    if drop:
-                        p = current | drop
-                        r = (p << 1) & (p << 2) & (p << 3)
-                        a = p << 7
-                        b = a << 7
-                        c = p >> 7
-                        d = c >> 7
-                        r |= a & b & ((b << 7) | c) | c & d & (a | (d >> 7))
-                        a = p << 6
-                        b = a << 6
-                        c = p >> 6
-                        d = c >> 6
-                        r |= a & b & ((b << 6) | c) | c & d & (a | (d >> 6))
-                        a = p << 8
-                        b = a << 8
-                        c = p >> 8
-                        d = c >> 8
-                        r |= a & b & ((b << 8) | c) | c & d & (a | (d >> 8))
-                        ranked.append(((r & free).bit_count() << 3 | rank) << 64 | drop)
-                ranked.sort(reverse=True)
-                drops = [item & 0xFFFFFFFFFFFFFFFF for item in ranked]
-            else:
-                drops = [possible]
-            # Step 4: search.
-            for drop in drops:
-                score = -negamax(opponent, mask | drop, stones + 1, -beta, -alpha)
-                if score >= beta:
-                    table[key] = score << 1 | 1
-                    return score
-                if score > alpha:  # noqa: PLR1730 (hot path: max() is a call)
-                    alpha = score
-            table[key] = alpha << 1
-            return alpha
-
-        def run(current: int, mask: int, stones: int, alpha: int, beta: int) -> int:
-            nonlocal nodes, next_check
-            nodes = solver.nodes
-            next_check = nodes + CHECK_INTERVAL
-            if max_nodes is not None and nodes >= max_nodes:
-                raise SolveAbortedError(f"node budget of {max_nodes} reached")
-            try:
-                return negamax(current, mask, stones, alpha, beta)
-            finally:
-                solver.nodes = nodes
-
-        return run
+    def _check(self) -> None:
+        """The search's periodic look at the limits and the progress callback."""
+        nodes = self._search.nodes
+        if self._max_nodes is not None and nodes >= self._max_nodes:
+            raise SolveAbortedError(f"node budget of {self._max_nodes} reached")
+        if self._deadline is not None and time.monotonic() >= self._deadline:
+            raise SolveAbortedError("time budget reached")
+        if self._stopped is not None and self._stopped():
+            raise SolveAbortedError("stopped")
+        if self._on_progress is not None:
+            self._on_progress(nodes)
 
 
 def _is_four(stones: int) -> bool:

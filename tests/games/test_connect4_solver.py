@@ -9,13 +9,20 @@ easy begin set (Test_L1_R1); whole sets, and the harder begin sets, go to
 
 from __future__ import annotations
 
+import importlib.util
+import itertools
+import time
+from types import ModuleType
+
 import pytest
 
 from engine.control import SearchControl
 from engine.info import Bound, SearchInfo
 from engine.limits import Limits
 from engine.score import Cp, Mate, mate_in, mated_in, report
+from games.connect4 import negamax, solver
 from games.connect4.board import Connect4
+from games.connect4.negamax import Negamax, bound_entry, prime_at_least
 from games.connect4.solver import (
     Connect4Solver,
     SolveAbortedError,
@@ -27,7 +34,7 @@ from games.connect4.solver import (
 )
 from games.registry import get_variant
 from games.tictactoe import TicTacToe
-from tests.support.paths import DATA
+from tests.support.paths import DATA, REPO
 
 PONS = DATA / "connect4" / "pons"
 
@@ -88,10 +95,55 @@ def test_weak_solving_gives_the_sign() -> None:
 
 
 def test_a_small_table_still_solves_exactly() -> None:
-    """A table of 64 entries is emptied over and over: proofs are lost, never corrupted."""
+    """A table of 67 slots is overwritten over and over: proofs are lost, never corrupted."""
     solver = Connect4Solver(tt_entries=64)
+    assert solver.table_entries == 67
     for moves, expected in pons_cases("Test_L2_R1", step=100):
         assert solver.score(Connect4.from_moves(moves)) == expected
+
+
+def test_the_table_keeps_the_newest_result_of_a_slot() -> None:
+    """Keys ``k`` and ``k + size`` share a slot: storing the second replaces the first, which
+    then reads as absent (never as the other's bound); another slot's entry stays."""
+    search = Negamax(10, lambda: None)
+    size = search.entries
+    assert size == prime_at_least(10) == 11
+    key = 0b1011_0000_0001
+    first, second = bound_entry(-3, False), bound_entry(5, True)
+    search.store(key, first)
+    search.store(key + 1, bound_entry(0, True))
+    assert (search.probe(key), search.filled) == (first, 2)
+    search.store(key + size, second)
+    assert (search.probe(key), search.probe(key + size), search.filled) == (0, second, 2)
+    assert search.probe(key + 1) == bound_entry(0, True)
+    search.clear()
+    assert (search.probe(key + size), search.filled) == (0, 0)
+
+
+def test_clearing_the_table_forgets_every_entry_across_generations() -> None:
+    """A clear moves to the next generation (every 63rd, a real zeroing): no older entry
+    is read back, whatever generation wrote it, and the used slots count from zero."""
+    search = Negamax(101, lambda: None)
+    for round_ in range(130):
+        assert search.filled == 0
+        assert all(search.probe(key) == 0 for key in range(round_ - 1, round_ + 40))
+        for key in range(round_, round_ + 40):
+            search.store(key, bound_entry(round_ % 21, True))
+        assert search.filled == 40
+        assert search.probe(round_ + 39) == bound_entry(round_ % 21, True)
+        search.clear()
+
+
+def test_table_sizes_are_primes() -> None:
+    """``key % size`` with a power of two would index by the left columns only."""
+    assert [prime_at_least(n) for n in (0, 2, 64, 1 << 19, 1 << 23)] == [
+        2,
+        2,
+        67,
+        524_309,
+        8_388_617,
+    ]
+    assert Connect4Solver().table_entries == 8_388_617
 
 
 def test_table_survives_between_calls_and_reset_clears_it() -> None:
@@ -215,6 +267,28 @@ def test_node_budget_aborts_and_the_solver_recovers() -> None:
     assert solver.score(position) == expected
 
 
+def test_time_budget_aborts() -> None:
+    """A deadline already past stops the solve at the first check (1,024 nodes)."""
+    moves, _ = pons_cases("Test_L1_R3")[0]
+    solver = Connect4Solver()
+    solver.limit(deadline=time.monotonic() - 1.0)
+    with pytest.raises(SolveAbortedError, match="time budget"):
+        solver.score(Connect4.from_moves(moves))
+    assert solver.nodes == 1024
+
+
+def test_progress_is_reported_every_check_interval() -> None:
+    moves, _ = pons_cases("Test_L2_R2")[0]
+    solver = Connect4Solver()
+    seen: list[int] = []
+    solver.report_progress(seen.append)
+    solver.score(Connect4.from_moves(moves))
+    # Every null-window probe counts its own 1,024 nodes from where it starts.
+    assert len(seen) >= 2
+    assert seen[0] >= 1024 and seen[-1] <= solver.nodes
+    assert all(later - earlier >= 1024 for earlier, later in itertools.pairwise(seen))
+
+
 def test_stop_flag_aborts() -> None:
     moves, _ = pons_cases("Test_L2_R2")[0]
     solver = Connect4Solver()
@@ -317,3 +391,50 @@ def test_registry_hook_is_the_solver() -> None:
     assert result is not None
     assert result.score == Mate(2)
     assert result.best in ("P@c1", "P@f1")
+
+
+# -- compiled and pure Python -------------------------------------------------------------------
+def _pure_negamax() -> ModuleType:
+    """``games/connect4/negamax.py`` loaded from its source, as plain Python, even where the
+    installed module is mypyc's extension."""
+    spec = importlib.util.spec_from_file_location(
+        "negamax_pure_source", REPO / "games" / "connect4" / "negamax.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("name", "index"), [("Test_L2_R2", 0), ("Test_L1_R1", 0), ("Test_L1_R2", 0), ("Test_L1_R3", 0)]
+)
+def test_compiled_and_pure_search_the_same_tree(
+    name: str, index: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The installed search (compiled unless BRUDNO_PURE_PYTHON) and the source run as
+    plain Python visit the same nodes: the same count, and the same table word for word,
+    at a node budget of 30,000 (the harder positions stop there, the easier ones finish with
+    the same score)."""
+    moves, expected = pons_cases(name)[index]
+    position = Connect4.from_moves(moves)
+    pure = _pure_negamax()
+    assert pure.__file__.endswith(".py")
+    outcomes = []
+    for search_class in (negamax.Negamax, pure.Negamax):
+        monkeypatch.setattr(solver, "Negamax", search_class)
+        probe = Connect4Solver(tt_entries=50_000)
+        probe.limit(max_nodes=30_000)
+        try:
+            score: int | None = probe.score(position)
+        except SolveAbortedError:
+            score = None
+        table = probe._search.table
+        outcomes.append(
+            (score, probe.nodes, probe.table_size, [table[i] for i in range(len(table))])
+        )
+    compiled, plain = outcomes
+    assert compiled[:3] == plain[:3]
+    assert compiled[3] == plain[3]
+    assert compiled[0] in (None, expected)
+    assert compiled[2] > 1000
