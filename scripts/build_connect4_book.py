@@ -1,0 +1,74 @@
+"""Build Connect Four's opening book with our own solver and write ``games/data/connect4_book.bin``.
+
+    python scripts/build_connect4_book.py DEPTH [--root COLUMNS] [--output PATH]
+    python scripts/build_connect4_book.py DEPTH --check [--output PATH]   # rebuild, compare
+
+Every position reachable from the root (the empty board unless ``--root`` gives a column
+string such as ``4453``) with at most DEPTH stones is solved exactly
+(:mod:`games.connect4.book_builder`: the positions at DEPTH one by one, the shallower ones from
+their children).  Nothing is random, so the same arguments write the same bytes, which is what
+``--check`` proves of the file at ``--output``: exit status 0 when equal, 1 when not.  Progress
+goes to stderr; the last line on stdout says the entries, the leaves, the solver's nodes and
+how long it took.
+
+Cost: the shallowest positions decide it, since the book's root must be solved outright, and
+the empty board is the hardest position of the game.  How deep a book the solver of the day
+builds and how to go deeper: docs/playing.md, *Connect Four's opening book*.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(HERE))
+
+from games.connect4.board import Connect4  # noqa: E402
+from games.connect4.book import SHIPPED_BOOK  # noqa: E402
+from games.connect4.book_builder import build_book  # noqa: E402
+
+_PROGRESS_SECONDS = 10.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("depth", type=int, help="the deepest ply (stone count) in the book")
+    parser.add_argument("--root", default="", help="column string of the root (default: empty)")
+    parser.add_argument("--output", type=Path, default=SHIPPED_BOOK, help="the book file")
+    parser.add_argument(
+        "--check", action="store_true", help="rebuild and compare with --output, write nothing"
+    )
+    args = parser.parse_args(argv)
+    root = Connect4.from_moves(args.root)
+    started = time.perf_counter()
+    last = [started]
+
+    def progress(done: int, total: int, nodes: int) -> None:
+        now = time.perf_counter()
+        if now - last[0] >= _PROGRESS_SECONDS or done == total:
+            last[0] = now
+            print(f"leaves {done}/{total}, {nodes} nodes, {now - started:.0f} s", file=sys.stderr)
+
+    book, stats = build_book(args.depth, root=root, on_leaf=progress)
+    data = book.to_bytes()
+    seconds = time.perf_counter() - started
+    print(
+        f"depth {args.depth} root '{args.root}': {stats.entries} entries, {stats.leaves} leaves "
+        f"solved, {stats.nodes} nodes, {len(data)} bytes, {seconds:.1f} s"
+    )
+    if args.check:
+        if not args.output.exists() or args.output.read_bytes() != data:
+            print(f"{args.output} differs from the rebuilt book", file=sys.stderr)
+            return 1
+        print(f"{args.output} is this script's book")
+        return 0
+    args.output.write_bytes(data)
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
