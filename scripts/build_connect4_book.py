@@ -2,6 +2,7 @@
 
     python scripts/build_connect4_book.py DEPTH [--root COLUMNS] [--output PATH]
     python scripts/build_connect4_book.py DEPTH --check [--output PATH]   # rebuild, compare
+    python scripts/build_connect4_book.py DEPTH --count    # positions per ply, nothing solved
 
 Every position reachable from the root (the empty board unless ``--root`` gives a column
 string such as ``4453``) with at most DEPTH stones is solved exactly
@@ -28,7 +29,7 @@ sys.path.insert(0, str(HERE))
 
 from games.connect4.board import Connect4  # noqa: E402
 from games.connect4.book import SHIPPED_BOOK  # noqa: E402
-from games.connect4.book_builder import build_book  # noqa: E402
+from games.connect4.book_builder import build_book, positions_by_ply  # noqa: E402
 
 _PROGRESS_SECONDS = 10.0
 
@@ -41,8 +42,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check", action="store_true", help="rebuild and compare with --output, write nothing"
     )
+    parser.add_argument(
+        "--count", action="store_true", help="print the folded positions per ply, solve nothing"
+    )
     args = parser.parse_args(argv)
     root = Connect4.from_moves(args.root)
+    if args.count:
+        counts = [len(level) for level in positions_by_ply(root, args.depth)]
+        print(f"positions per ply from {root.ply}: {' '.join(map(str, counts))} ({sum(counts)})")
+        return 0
     started = time.perf_counter()
     last = [started]
 
