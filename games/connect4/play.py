@@ -9,7 +9,10 @@ transport (stdio, TCP, MQTT jobs) gets the same answer.  In order:
 2. otherwise the solver proves the position within the move's budget, the book's score of the
    position (when it has one) saving the narrowing; a proven score is final, and the best
    moves keep it (in a lost position: the ones that delay the loss longest);
-3. the budget runs out: decline, and the caller's heuristic search fills in.
+3. the budget runs out after the narrowing proved at least a draw (its first probe asks
+   exactly that): a quarter more of the budget finds the drops that keep the bound, so a won
+   position is not given away even when its exact score is out of reach;
+4. otherwise: decline, and the caller's heuristic search fills in.
 
 ``Skill Level`` never reaches this hook (the runner weakens the normal search instead).
 Why this order, and how strong it makes the play: docs/playing.md, *Connect Four*.
@@ -47,6 +50,7 @@ __all__ = [
     "Connect4Player",
     "Source",
     "book_line",
+    "keep_bound",
     "pv_text",
     "shipped_book",
     "solve_for_uci",
@@ -94,6 +98,9 @@ class Source(enum.Enum):
     """The book: the position's score, or every child's."""
     SOLVER = "exact"
     """A proof by the solver."""
+    BOUND = "bound"
+    """The solver proved a lower bound of at least a draw, and the drops that keep it, but not
+    the exact score before its budget ran out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,17 +161,34 @@ def solve_with_book(
     return Answer(solution, Source.SOLVER if known is None else Source.BOOK)
 
 
+def keep_bound(position: Connect4, solver: Connect4Solver, low: int) -> Answer:
+    """The drops that keep a proven lower bound ``low`` of the position's score (one
+    null-window probe each), as an answer whose score is that bound.  The solver's limits
+    apply (SolveAbortedError)."""
+    started = time.perf_counter()
+    first_node = solver.nodes
+    stones = position.ply
+    best = solver._best_moves(position.current, position.mask, stones, low)
+    elapsed = (time.perf_counter() - started) * 1000.0
+    solution = Solution(low, stones, best, best[:1], solver.nodes - first_node, elapsed)
+    return Answer(solution, Source.BOUND)
+
+
 class Connect4Player:
     """The play policy (module docstring) with a given book, as an ``ExactSolver`` hook.
 
     ``book`` returns the book to use (None: none); it is called on each ``go``, so a cached
-    loader reads the shipped file on first use, not at import.
+    loader reads the shipped file on first use, not at import.  ``node_budget`` is the
+    solver's budget when no clock bounds the move.
     """
 
-    __slots__ = ("_book",)
+    __slots__ = ("_book", "_node_budget")
 
-    def __init__(self, book: Callable[[], Connect4Book | None]) -> None:
+    def __init__(
+        self, book: Callable[[], Connect4Book | None], *, node_budget: int = UCI_NODE_BUDGET
+    ) -> None:
         self._book = book
+        self._node_budget = node_budget
 
     def __call__(
         self,
@@ -180,13 +204,15 @@ class Connect4Player:
         ``mate``/``infinite`` (those searches stay reproducible), when ``searchmoves``
         restricts the root, or when the proof does not fit the budget: half the soft time of
         the move when a clock or ``movetime`` bounds it (the normal search needs the rest),
-        else :data:`UCI_NODE_BUDGET` nodes; ``stop`` ends it at once, and while pondering only
-        the node budget applies until ``ponderhit``.
+        else the node budget; ``stop`` ends it at once, and while pondering only the node
+        budget applies until ``ponderhit``.  When the budget runs out after the narrowing
+        proved at least a draw, a quarter more finds the drops that keep that bound.
 
         An answer reports one ``info`` line per null-window probe (bounds, as
-        ``lowerbound``/``upperbound``), an ``info string`` naming its source (``book:`` or
-        ``exact:``) with the score and every best column, and a final exact line with the PV
-        (its WDL certain); its ``score`` is a ``Mate`` (``Cp(0)`` for a draw).
+        ``lowerbound``/``upperbound``), an ``info string`` naming its source (``book:``,
+        ``exact:`` or ``bound:``) with the score and every best column, and a final line with
+        the PV, exact (its WDL certain) or, for a bound, ``lowerbound``; its ``score`` is a
+        ``Mate`` (``Cp(0)`` for a draw).
         """
         if not isinstance(game, Connect4) or game.is_terminal():
             return None
@@ -199,27 +225,40 @@ class Connect4Player:
         started = time.monotonic()
         budget = allocate(limits, game.side, game.ply, move_overhead_ms)
         solver = Connect4Solver(_UCI_TT_ENTRIES)
-        max_nodes = UCI_NODE_BUDGET if budget is None or limits.ponder else None
+        node_budget = self._node_budget
+        use_nodes = budget is None or limits.ponder
 
-        def stopped() -> bool:
-            if control.stopped:
-                return True
-            if budget is None or control.pondering:
-                return False
-            clock_start = control.ponderhit_at if control.ponderhit_at is not None else started
-            return time.monotonic() - clock_start >= budget.soft_ms / 2000.0
+        def stopped_after(share: float) -> Callable[[], bool]:
+            def stopped() -> bool:
+                if control.stopped:
+                    return True
+                if budget is None or control.pondering:
+                    return False
+                ponderhit = control.ponderhit_at
+                clock_start = ponderhit if ponderhit is not None else started
+                return time.monotonic() - clock_start >= budget.soft_ms * share / 1000.0
 
-        solver.limit(max_nodes=max_nodes, stopped=stopped)
+            return stopped
+
+        book = self._book()
+        reporter = _ProbeReporter(game.ply, solver, started, on_info)
+        solver.limit(max_nodes=node_budget if use_nodes else None, stopped=stopped_after(0.5))
         try:
             answer = solve_with_book(
-                game,
-                solver,
-                self._book(),
-                pv_nodes=UCI_NODE_BUDGET // 10,
-                on_probe=_probe_reporter(game.ply, solver, started, on_info),
+                game, solver, book, pv_nodes=node_budget // 10, on_probe=reporter
             )
         except SolveAbortedError:
-            return None
+            known = None if book is None else book.score(game)
+            low = reporter.low if known is None else known
+            if low < 0 or control.stopped:
+                return None
+            # At least a draw is proven: a quarter more of the budget for the drops keeping it.
+            extra = solver.nodes + node_budget // 4
+            solver.limit(max_nodes=extra if use_nodes else None, stopped=stopped_after(0.625))
+            try:
+                answer = keep_bound(game, solver, low)
+            except SolveAbortedError:
+                return None
         finally:
             solver.limit()
         return _report(game, answer, solver.table_size, started, on_info)
@@ -229,30 +268,42 @@ solve_for_uci: Final = Connect4Player(shipped_book)
 """The ``cfour`` variant's hook, with the shipped book."""
 
 
-def _probe_reporter(
-    stones: int, solver: Connect4Solver, started: float, on_info: InfoCallback
-) -> Callable[[tuple[int, int]], None]:
-    """An ``on_probe`` that reports each bound the narrowing moves as an ``info`` line."""
-    depth = CELLS - stones
-    bounds = [-((CELLS - stones) // 2), win_score(stones)]
+class _ProbeReporter:
+    """An ``on_probe`` that reports each bound the narrowing moves as an ``info`` line and
+    keeps the bounds proven so far (:attr:`low`, :attr:`high`)."""
 
-    def report_probe(probe: tuple[int, int]) -> None:
+    __slots__ = ("_on_info", "_solver", "_started", "_stones", "high", "low")
+
+    def __init__(
+        self, stones: int, solver: Connect4Solver, started: float, on_info: InfoCallback
+    ) -> None:
+        self._stones = stones
+        self._solver = solver
+        self._started = started
+        self._on_info = on_info
+        self.low = -((CELLS - stones) // 2)
+        self.high = win_score(stones)
+
+    def __call__(self, probe: tuple[int, int]) -> None:
         low, high = probe
         if low == high:
+            self.low = self.high = low
             return  # proven: the final report follows
         # The true score lies in [low, high]: report the bound this probe moved.
-        if low != bounds[0]:
+        if low != self.low:
             score, bound = low, InfoBound.LOWER
         else:
             score, bound = high, InfoBound.UPPER
-        bounds[:] = [low, high]
-        elapsed = _elapsed_ms(started)
+        self.low, self.high = low, high
+        elapsed = _elapsed_ms(self._started)
+        solver = self._solver
         nodes = solver.nodes
-        on_info(
+        depth = CELLS - self._stones
+        self._on_info(
             SearchInfo(
                 depth=depth,
                 seldepth=depth,
-                score=report(engine_score(score, stones)),
+                score=report(engine_score(score, self._stones)),
                 bound=bound,
                 nodes=nodes,
                 nps=nodes * 1000 // max(1, elapsed),
@@ -260,8 +311,6 @@ def _probe_reporter(
                 hashfull=min(1000, solver.table_size * 1000 // _UCI_TT_ENTRIES),
             )
         )
-
-    return report_probe
 
 
 def _report(
@@ -275,7 +324,7 @@ def _report(
     elapsed = _elapsed_ms(started)
     nodes = solution.nodes
     reported = report(engine_score(score, stones))
-    label = "book score" if answer.source is Source.BOOK else "solver score"
+    label = _LABELS[answer.source]
     on_info(
         SearchInfo(
             depth=depth,
@@ -283,16 +332,19 @@ def _report(
             f"{' '.join(str(c + 1) for c in solution.best_moves)}",
         )
     )
+    exact = answer.source is not Source.BOUND
+    wdl = (1000, 0, 0) if score > 0 else (0, 0, 1000) if score < 0 else (0, 1000, 0)
     line = SearchInfo(
         depth=depth,
         seldepth=depth,
         score=reported,
+        bound=InfoBound.EXACT if exact else InfoBound.LOWER,
         nodes=nodes,
         nps=nodes * 1000 // max(1, elapsed),
         time_ms=elapsed,
         hashfull=min(1000, table_size * 1000 // _UCI_TT_ENTRIES),
         pv=pv,
-        wdl=(1000, 0, 0) if score > 0 else (0, 0, 1000) if score < 0 else (0, 1000, 0),
+        wdl=wdl if exact or score > 0 else None,
     )
     on_info(line)
     return SearchResult(
@@ -305,6 +357,13 @@ def _report(
         pv=pv,
         lines=(line,),
     )
+
+
+_LABELS: Final = {
+    Source.BOOK: "book score",
+    Source.SOLVER: "solver score",
+    Source.BOUND: "proven at least",
+}
 
 
 def pv_text(game: Connect4, columns: tuple[int, ...] | list[int]) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from engine.score import Cp, Mate, report
 from games.connect4.board import Connect4
 from games.connect4.book_builder import build_book
 from games.connect4.play import Connect4Player, pv_text, solve_for_uci
-from games.connect4.solver import Connect4Solver, engine_score
+from games.connect4.solver import Connect4Solver, SolveAbortedError, engine_score
 from games.registry import get_variant
 from games.tictactoe import TicTacToe
 from tests.support.paths import DATA
@@ -260,3 +260,32 @@ def test_self_play_from_a_won_position_plays_only_winning_moves(seed: int) -> No
             game.push(not_suicidal_move(game, rng))
     assert game.winner == 0
     assert sources[0] == "book" and "exact" in sources
+
+
+# -- out of budget ----------------------------------------------------------------------------
+@pytest.mark.parametrize(("name", "index"), [("Test_L1_R2", 40), ("Test_L2_R2", 39)])
+def test_a_proven_win_is_kept_when_the_exact_score_is_out_of_reach(name: str, index: int) -> None:
+    """With 20,000 nodes the exact score does not fit, but the narrowing's first probes prove
+    the win: the hook plays a drop that keeps it (a fresh solver's verdict) and reports the
+    bound as ``lowerbound``, where it used to hand the move to the heuristic search."""
+    moves, score = pons_cases(name)[index]
+    assert score > 0
+    position = Connect4.from_moves(moves)
+    limited = Connect4Solver()
+    limited.limit(max_nodes=20_000)
+    with pytest.raises(SolveAbortedError):
+        limited.solve_position(position)
+    infos: list[SearchInfo] = []
+    result = Connect4Player(lambda: None, node_budget=20_000)(
+        position.copy(), Limits(infinite=True), SearchControl(), infos.append, move_overhead_ms=0
+    )
+    assert result is not None
+    note = infos[-2].string
+    assert note is not None and note.startswith("bound: proven at least +")
+    proven = int(note.split("+")[1].split(",")[0])
+    assert 0 < proven <= score
+    assert infos[-1].bound is Bound.LOWER and infos[-1].wdl == (1000, 0, 0)
+    assert result.score == report(engine_score(proven, position.ply))
+    child = position.copy()
+    child.push(position.parse_move(result.best))
+    assert Connect4Solver().score(child, weak=True) == -1
