@@ -209,7 +209,8 @@ class Connect4Player:
         proved at least a draw, a quarter more finds the drops that keep that bound.
 
         An answer reports one ``info`` line per null-window probe (bounds, as
-        ``lowerbound``/``upperbound``), an ``info string`` naming its source (``book:``,
+        ``lowerbound``/``upperbound``, the last one exact when it proves the score), an
+        ``info string`` naming its source (``book:``,
         ``exact:`` or ``bound:``) with the score and every best column, and a final line with
         the PV, exact (its WDL certain) or, for a bound, ``lowerbound``; its ``score`` is a
         ``Mate`` (``Cp(0)`` for a draw).
@@ -269,8 +270,9 @@ solve_for_uci: Final = Connect4Player(shipped_book)
 
 
 class _ProbeReporter:
-    """An ``on_probe`` that reports each bound the narrowing moves as an ``info`` line and
-    keeps the bounds proven so far (:attr:`low`, :attr:`high`)."""
+    """An ``on_probe`` that reports each bound the narrowing moves as an ``info`` line, and
+    the exact score as soon as the bounds meet (before the best moves and the PV are looked
+    for), and keeps the bounds proven so far (:attr:`low`, :attr:`high`)."""
 
     __slots__ = ("_on_info", "_solver", "_started", "_stones", "high", "low")
 
@@ -286,11 +288,11 @@ class _ProbeReporter:
 
     def __call__(self, probe: tuple[int, int]) -> None:
         low, high = probe
+        # The true score lies in [low, high]: report it once proven, else the bound this
+        # probe moved.
         if low == high:
-            self.low = self.high = low
-            return  # proven: the final report follows
-        # The true score lies in [low, high]: report the bound this probe moved.
-        if low != self.low:
+            score, bound = low, InfoBound.EXACT
+        elif low != self.low:
             score, bound = low, InfoBound.LOWER
         else:
             score, bound = high, InfoBound.UPPER

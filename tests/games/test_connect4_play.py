@@ -64,8 +64,11 @@ def test_uci_hook_reports_the_exact_score_as_a_mate() -> None:
     assert final.string is None
     note = infos[-2].string
     assert note is not None and note.startswith(f"exact: solver score {expected:+d}")
-    assert all(info.bound is not Bound.EXACT for info in infos[:-2])
+    # The probes' bounds, then the exact score as soon as they meet (no PV yet).
+    assert all(info.bound is not Bound.EXACT for info in infos[:-3])
     assert all(info.score is not None for info in infos[:-2])
+    proven = infos[-3]
+    assert proven.bound is Bound.EXACT and proven.score == result.score and not proven.pv
 
 
 def test_uci_hook_for_go_mate_and_a_draw() -> None:
