@@ -34,7 +34,7 @@ def mirrored(moves: str) -> str:
     return "".join(str(8 - int(c)) for c in moves)
 
 
-@pytest.mark.parametrize(("name", "index", "back"), [("Test_L3_R1", 0, 4), ("Test_L2_R1", 3, 3)])
+@pytest.mark.parametrize(("name", "index", "back"), [("Test_L3_R1", 1, 4), ("Test_L2_R1", 1, 3)])
 def test_book_scores_equal_pons_and_the_solver(name: str, index: int, back: int) -> None:
     """A book rooted ``back`` plies before a test-set position holds that position with Pons'
     score (and its mirror image too), and a seeded sample of its positions with the solver's."""

@@ -130,20 +130,16 @@ def test_registry_hook_is_the_solver() -> None:
 
 # -- the book ---------------------------------------------------------------------------------
 def test_the_book_answers_where_the_solvers_budget_does_not_reach() -> None:
-    """With 10 ms for the move the solver gives up on this middle-game position; a book that
+    """With 2,000 nodes the solver gives up on this won middle-game position; a book that
     knows its children answers at once (no solver node), with the solver's best move."""
-    moves, expected = pons_cases("Test_L2_R2")[0]
+    moves, expected = pons_cases("Test_L2_R1")[10]
     position = Connect4.from_moves(moves)
     book, _ = build_book(position.ply + 1, root=position)
-    limits = Limits(movetime=10)
-    assert (
-        Connect4Player(lambda: None)(
-            position.copy(), limits, SearchControl(), ignore, move_overhead_ms=0
-        )
-        is None
-    )
+    limits = Limits(infinite=True)
+    without = Connect4Player(lambda: None, node_budget=2_000)
+    assert without(position.copy(), limits, SearchControl(), ignore, move_overhead_ms=0) is None
     infos: list[SearchInfo] = []
-    result = Connect4Player(lambda: book)(
+    result = Connect4Player(lambda: book, node_budget=2_000)(
         position.copy(), limits, SearchControl(), infos.append, move_overhead_ms=0
     )
     assert result is not None and result.nodes == 0
