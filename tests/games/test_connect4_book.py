@@ -138,6 +138,8 @@ def test_build_is_deterministic_and_the_script_checks_its_file(tmp_path: Path) -
     out.write_bytes(out.read_bytes()[:-1] + b"\x7f")
     checked = script("--check")
     assert checked.returncode == 1 and "differs" in checked.stderr
+    estimated = script("--estimate", "3", "--max-nodes", "100000")
+    assert estimated.returncode == 0 and "sampled leaves solved" in estimated.stdout
     counted = script("--count")
     levels = positions_by_ply(Connect4.from_moves(root), len(moves))
     assert counted.stdout.split(": ")[1].split(" (")[0].split() == [str(len(x)) for x in levels]
