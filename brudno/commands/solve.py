@@ -3,12 +3,14 @@
 Usage (scripts depend on this interface)::
 
     brudno solve [--game cfour|grundy] [--json] [--analyze] [--weak] [--max-nodes N]
-                 [--pv-nodes N] [--progress-interval SECONDS] [--quiet] POSITION...
+                 [--book FILE | --no-book] [--pv-nodes N]
+                 [--progress-interval SECONDS] [--quiet] POSITION...
     brudno solve [--game ...] [--json] ... -        # positions from stdin, one per line
 
 Connect Four (``--game cfour``, the default; POSITION a column string such as ``4453`` or a
 FEN) scores in the literature's convention (``22 - s`` for a win with one's ``s``-th stone, 0 a
-draw, negative a loss); Grundy's game (``--game grundy``) is solved by its Sprague-Grundy
+draw, negative a loss), from the shipped opening book where it knows the position, else by
+the solver; Grundy's game (``--game grundy``) is solved by its Sprague-Grundy
 values.  Output: ``key  value`` lines, or one JSON object per line (``--json``); progress on
 stderr.  Exit status: 0 solved (and as expected), 1 an expected score did not match, 2 bad
 input, 3 not solved within ``--max-nodes``, 130 interrupted.  Details: docs/playing.md,
@@ -25,6 +27,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
 from brudno.argtypes import positive_int
@@ -32,7 +35,9 @@ from brudno.progress import add_progress_arguments, progress_for
 from engine.game import GameError, InvalidPositionError
 from games.connect4.board import COLUMN_ORDER, Connect4, column_string
 from games.connect4.board import START_FEN as CFOUR_START_FEN
-from games.connect4.solver import Connect4Solver, Solution, SolveAbortedError, pv_text
+from games.connect4.book import BookFormatError, Connect4Book
+from games.connect4.play import Source, pv_text, shipped_book, solve_with_book
+from games.connect4.solver import Connect4Solver, Solution, SolveAbortedError
 from games.grundy import Grundy, grundy_value
 
 __all__ = [
@@ -177,28 +182,41 @@ def solve_cfour(
     *,
     label: str,
     options: CfourOptions = CfourOptions(),
+    book: Connect4Book | None = None,
 ) -> SolveReport:
-    """Solve one position (SolveAbortedError when the solver's budget runs out)."""
+    """Solve one position, the ``book``'s scores first where it has them (SolveAbortedError
+    when the solver's budget runs out)."""
     weak, analyze, pv_nodes = options.weak, options.analyze, options.pv_nodes
     if position.is_terminal():
         raise GameError(f"the game is over, there is nothing to solve ({label})")
     started = time.perf_counter()
     first_node = solver.nodes
+    known = None if book is None else book.score(position)
+    book_scores = None if book is None else book.move_scores(position)
     if weak:
-        score = solver.score(position, weak=True)
-        best = _weak_best_moves(position, solver, score)
+        score = solver.score(position, weak=True) if known is None else _sign(known)
+        if book_scores is None:
+            best = _weak_best_moves(position, solver, score)
+        else:
+            best = tuple(col for col, value in book_scores.items() if _sign(value) >= score)
         solution = Solution(score, position.ply, best, best[:1], 0, 0.0)
+        from_book = known is not None
     else:
-        solution = solver.solve_position(position, pv_nodes=pv_nodes)
+        answer = solve_with_book(position, solver, book, pv_nodes=pv_nodes)
+        solution = answer.solution
+        from_book = answer.source is Source.BOOK
     extra: dict[str, Any] = {
         "best_columns": [col + 1 for col in solution.best_moves],
         "pv_columns": column_string(solution.pv),
     }
     if analyze:
-        scores = solver.move_scores(position, weak=weak)
+        scores = solver.move_scores(position, weak=weak) if book_scores is None else book_scores
+        if weak and book_scores is not None:
+            scores = {col: _sign(value) for col, value in scores.items()}
         extra["column_scores"] = {str(col + 1): scores[col] for col in sorted(scores)}
     if weak:
         extra["weak"] = True
+    extra["book"] = from_book
     best_text = [pv_text(position, [col])[0] for col in solution.best_moves]
     return SolveReport(
         game="cfour",
@@ -213,6 +231,10 @@ def solve_cfour(
         pv=list(pv_text(position, solution.pv)),
         extra=extra,
     )
+
+
+def _sign(value: int) -> int:
+    return (value > 0) - (value < 0)
 
 
 def _weak_best_moves(position: Connect4, solver: Connect4Solver, outcome: int) -> tuple[int, ...]:
@@ -285,6 +307,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-nodes", type=positive_int, help="cfour: give up after this many nodes"
     )
+    books = parser.add_mutually_exclusive_group()
+    books.add_argument("--book", type=Path, help="cfour: this book file instead of the shipped one")
+    books.add_argument(
+        "--no-book", action="store_true", help="cfour: prove every score with the solver"
+    )
     parser.add_argument(
         "--pv-nodes",
         type=positive_int,
@@ -310,8 +337,25 @@ def _positions(args: argparse.Namespace, stdin: TextIO) -> Iterator[tuple[str, i
     yield " ".join(args.position), None
 
 
-def _solve(args: argparse.Namespace, solver: Connect4Solver, text: str, label: str) -> SolveReport:
-    """Solve one position of ``--game`` (Connect Four within ``--max-nodes`` more nodes)."""
+def _book(args: argparse.Namespace) -> Connect4Book | None:
+    """The book ``brudno solve`` consults: ``--book``'s, none, or the shipped one (OSError or
+    BookFormatError for a file that cannot be used)."""
+    if args.game != "cfour" or args.no_book:
+        return None
+    if args.book is not None:
+        return Connect4Book.load(args.book)
+    return shipped_book()
+
+
+def _solve(
+    args: argparse.Namespace,
+    solver: Connect4Solver,
+    book: Connect4Book | None,
+    text: str,
+    label: str,
+) -> SolveReport:
+    """Solve one position of ``--game`` (Connect Four within ``--max-nodes`` more nodes, the
+    shipped book first unless ``--no-book``)."""
     if args.game == "cfour":
         solver.limit(max_nodes=None if args.max_nodes is None else solver.nodes + args.max_nodes)
         return solve_cfour(
@@ -319,6 +363,7 @@ def _solve(args: argparse.Namespace, solver: Connect4Solver, text: str, label: s
             solver,
             label=label,
             options=CfourOptions(weak=args.weak, analyze=args.analyze, pv_nodes=args.pv_nodes),
+            book=book,
         )
     return solve_grundy(Grundy.from_fen(text), label=label)
 
@@ -332,6 +377,11 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
             file=sys.stderr,
         )
         return ExitStatus.BAD_INPUT
+    try:
+        book = _book(args)
+    except (OSError, BookFormatError) as exc:
+        print(f"brudno solve: cannot use the book: {exc}", file=sys.stderr)
+        return ExitStatus.BAD_INPUT
     solver = Connect4Solver()
     progress = progress_for(args, "solve", None if args.position == ["-"] else 1)
     solver.report_progress(progress.update)
@@ -342,7 +392,7 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
         for text, expected in _positions(args, stdin):
             label = text if text else "startpos"
             try:
-                report = _solve(args, solver, text, label)
+                report = _solve(args, solver, book, text, label)
             except GameError as exc:
                 progress.finished(False)
                 progress.write(f"brudno solve: {exc}", sys.stderr)

@@ -1,15 +1,16 @@
 """Connect Four: the board (:mod:`~games.connect4.board`), its exact solver
-(:mod:`~games.connect4.solver`, which builds on the board) and the variant made of both.
+(:mod:`~games.connect4.solver`), its opening book (:mod:`~games.connect4.book`), the play
+policy over both (:mod:`~games.connect4.play`) and the variant made of them.
 
-The solver imports the board and this module imports both, so there is no circle and the
-solver is an ordinary attribute of the variant, not a lazy import."""
+Each builds on the ones before it and this module imports the last, so there is no circle and
+the play hook is an ordinary attribute of the variant, not a lazy import."""
 
 from __future__ import annotations
 
 from typing import Final
 
 from games.connect4.board import START_FEN, from_fen
-from games.connect4.solver import solve_for_uci
+from games.connect4.play import solve_for_uci
 from games.variant import Variant
 
 VARIANT: Final = Variant(

@@ -22,15 +22,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
-from engine.control import SearchControl
-from engine.game import Game
-from engine.info import Bound as InfoBound
-from engine.info import InfoCallback, SearchInfo, SearchResult
-from engine.limits import Limits
-from engine.score import DRAW, mate_in, mated_in, report
-from engine.timeman import allocate
+from engine.score import DRAW, mate_in, mated_in
 from games.connect4.board import (
     BOARD,
     BOTTOM,
@@ -46,14 +40,11 @@ from games.connect4.negamax import CHECK_INTERVAL, NO_NODE_LIMIT, Negamax, can_w
 __all__ = [
     "CHECK_INTERVAL",
     "DEFAULT_TT_ENTRIES",
-    "UCI_NODE_BUDGET",
     "Connect4Solver",
     "Solution",
     "SolveAbortedError",
     "engine_score",
     "mate_moves",
-    "pv_text",
-    "solve_for_uci",
     "win_score",
 ]
 
@@ -65,11 +56,6 @@ MIN_SCORE: Final = -(CELLS // 2) + 3
 DEFAULT_TT_ENTRIES: Final = 1 << 23
 """Transposition table slots (rounded up to the prime 8,388,617, Pons' size): 64 MiB of
 native words, allocated once per solver."""
-
-UCI_NODE_BUDGET: Final = 400_000
-"""Nodes the UCI hook spends before handing over to the normal search when no clock bounds it
-(``go infinite``, ``go mate``, a bare ``go``): end-game and most middle-game positions solve
-well within it, in seconds."""
 
 _COLUMN: Final = tuple(((1 << HEIGHT) - 1) << (col * (HEIGHT + 1)) for col in range(WIDTH))
 
@@ -214,7 +200,7 @@ class Connect4Solver:
         the game).  Raises ValueError for a finished game, SolveAbortedError when a limit hits.
         """
         current, mask, stones = _bitboards(position)
-        score = self._root_score(current, mask, stones, weak)
+        score = self.root_score(current, mask, stones, weak)
         return (score > 0) - (score < 0) if weak else score
 
     def move_scores(self, position: Connect4, *, weak: bool = False) -> dict[int, int]:
@@ -238,9 +224,9 @@ class Connect4Solver:
         started = time.perf_counter()
         first_node = self.nodes
         current, mask, stones = _bitboards(position)
-        score = self._root_score(current, mask, stones, False)
-        best = self._best_moves(current, mask, stones, score)
-        pv = self._principal_variation(current, mask, stones, score, best[0], pv_nodes=pv_nodes)
+        score = self.root_score(current, mask, stones, False)
+        best = self.best_moves(current, mask, stones, score)
+        pv = self.principal_variation(current, mask, stones, score, best[0], pv_nodes=pv_nodes)
         return Solution(
             score=score,
             stones=stones,
@@ -257,11 +243,11 @@ class Connect4Solver:
         probe as ``(lower, upper)`` pairs (for progress reports)."""
         current, mask, stones = _bitboards(position)
         steps: list[tuple[int, int]] = []
-        score = self._root_score(current, mask, stones, weak, steps.append)
+        score = self.root_score(current, mask, stones, weak, steps.append)
         return score, steps
 
     # -- internals -------------------------------------------------------------------------
-    def _root_score(
+    def root_score(
         self,
         current: int,
         mask: int,
@@ -269,6 +255,9 @@ class Connect4Solver:
         weak: bool,
         on_probe: Callable[[tuple[int, int]], None] | None = None,
     ) -> int:
+        """The exact score (``weak``: only its sign) of the position whose side to move owns
+        ``current``, with ``mask`` every stone and ``stones`` their count, by null-window
+        narrowing; ``on_probe((lower, upper))`` after each probe.  The limits apply."""
         if can_win_next(current, mask):
             return win_score(stones)
         low = -((CELLS - stones) // 2)
@@ -289,9 +278,9 @@ class Connect4Solver:
             return win_score(stones)
         child_current = current ^ mask
         child_mask = mask | drop
-        return -self._root_score(child_current, child_mask, stones + 1, weak)
+        return -self.root_score(child_current, child_mask, stones + 1, weak)
 
-    def _best_moves(self, current: int, mask: int, stones: int, score: int) -> tuple[int, ...]:
+    def best_moves(self, current: int, mask: int, stones: int, score: int) -> tuple[int, ...]:
         """Every drop that keeps ``score``: one null-window probe per drop (the table makes
         them cheap after the solve): the child's score is at least ``-score``, so the drop
         is best exactly when the probe shows it is at most that."""
@@ -319,7 +308,7 @@ class Connect4Solver:
                 best.append(col)
         return tuple(best)
 
-    def _principal_variation(
+    def principal_variation(
         self,
         current: int,
         mask: int,
@@ -330,7 +319,7 @@ class Connect4Solver:
         pv_nodes: int | None,
     ) -> tuple[int, ...]:
         """Play ``first``, then a best move for each side in turn (each found by the same
-        probes as :meth:`_best_moves`) until the game ends or ``pv_nodes`` are spent."""
+        probes as :meth:`best_moves`) until the game ends or ``pv_nodes`` are spent."""
         pv = [first]
         budget_end = None if pv_nodes is None else self.nodes + pv_nodes
         while True:
@@ -348,7 +337,7 @@ class Connect4Solver:
             if budget_end is not None:
                 self._max_nodes = budget_end if saved is None else min(saved, budget_end)
             try:
-                best = self._best_moves(current, mask, stones, score)
+                best = self.best_moves(current, mask, stones, score)
             except SolveAbortedError:
                 self._max_nodes = saved
                 if self._aborted_by_caller():
@@ -409,148 +398,3 @@ def _bitboards(position: Connect4) -> tuple[int, int, int]:
         raise ValueError(f"the game is over, there is nothing to solve ({position.fen()})")
     mask = position.mask
     return position.current, mask, mask.bit_count()
-
-
-# -- the UCI hook ------------------------------------------------------------------------------
-_UCI_TT_ENTRIES: Final = 1 << 19
-"""A fresh, smaller table per ``go``: memory is returned when the move is played, and many
-sessions in one server do not each hold a full-size table."""
-
-
-def solve_for_uci(
-    game: Game[Any],
-    limits: Limits,
-    control: SearchControl,
-    on_info: InfoCallback,
-    *,
-    move_overhead_ms: int,
-) -> SearchResult | None:
-    """The ``cfour`` variant's :class:`games.variant.ExactSolver`: solve the position outright.
-
-    Declines (returns None, the caller searches normally) when the position is not a
-    Connect4 or is finished, when ``go`` asks for a fixed ``depth`` or ``nodes`` without
-    ``mate``/``infinite`` (those searches stay reproducible), or when ``searchmoves``
-    restricts the root.  Otherwise it solves within a budget: half the soft time of the move
-    when a clock or ``movetime`` bounds the search (the normal search needs the rest if the
-    solver gives up), else :data:`UCI_NODE_BUDGET` nodes; ``stop`` ends it at once.  While
-    pondering, only the node budget applies until ``ponderhit``.
-
-    On success it reports one ``info`` line per null-window probe (bounds, as
-    ``lowerbound``/``upperbound``), an ``info string`` with the solver's own score and every
-    best column, and a final exact line with the PV (its WDL certain: 1000 for the proven
-    result); then returns the result: ``score`` a ``Mate`` (or ``Cp(0)`` for a draw),
-    ``best`` the first best move.
-    """
-    if not isinstance(game, Connect4) or game.is_terminal():
-        return None
-    if limits.searchmoves is not None:
-        return None
-    if (limits.depth is not None or limits.nodes is not None) and not (
-        limits.mate is not None or limits.infinite
-    ):
-        return None
-    started = time.monotonic()
-    budget = allocate(limits, game.side, game.ply, move_overhead_ms)
-    solver = Connect4Solver(_UCI_TT_ENTRIES)
-    max_nodes = UCI_NODE_BUDGET if budget is None or limits.ponder else None
-
-    def stopped() -> bool:
-        if control.stopped:
-            return True
-        if budget is None or control.pondering:
-            return False
-        clock_start = control.ponderhit_at if control.ponderhit_at is not None else started
-        return time.monotonic() - clock_start >= budget.soft_ms / 2000.0
-
-    stones = game.ply
-    depth = CELLS - stones
-    bounds = [-((CELLS - stones) // 2), win_score(stones)]
-
-    def report_probe(probe: tuple[int, int]) -> None:
-        low, high = probe
-        if low == high:
-            return  # proven: the final report follows
-        # The true score lies in [low, high]: report the bound this probe moved.
-        if low != bounds[0]:
-            score, bound = low, InfoBound.LOWER
-        else:
-            score, bound = high, InfoBound.UPPER
-        bounds[:] = [low, high]
-        elapsed = _elapsed_ms(started)
-        nodes = solver.nodes
-        on_info(
-            SearchInfo(
-                depth=depth,
-                seldepth=depth,
-                score=report(engine_score(score, stones)),
-                bound=bound,
-                nodes=nodes,
-                nps=nodes * 1000 // max(1, elapsed),
-                time_ms=elapsed,
-                hashfull=min(1000, solver.table_size * 1000 // _UCI_TT_ENTRIES),
-            )
-        )
-
-    solver.limit(max_nodes=max_nodes, stopped=stopped)
-    try:
-        current, mask = game.current, game.mask
-        score = solver._root_score(current, mask, stones, False, report_probe)
-        best = solver._best_moves(current, mask, stones, score)
-        pv_columns = solver._principal_variation(
-            current, mask, stones, score, best[0], pv_nodes=UCI_NODE_BUDGET // 10
-        )
-    except SolveAbortedError:
-        return None
-    finally:
-        solver.limit()
-    pv = pv_text(game, pv_columns)
-    nodes = solver.nodes
-    elapsed = _elapsed_ms(started)
-    reported = report(engine_score(score, stones))
-    on_info(
-        SearchInfo(
-            depth=depth,
-            string=f"exact: solver score {score:+d}, best columns "
-            f"{' '.join(str(c + 1) for c in best)}",
-        )
-    )
-    line = SearchInfo(
-        depth=depth,
-        seldepth=depth,
-        score=reported,
-        nodes=nodes,
-        nps=nodes * 1000 // max(1, elapsed),
-        time_ms=elapsed,
-        hashfull=min(1000, solver.table_size * 1000 // _UCI_TT_ENTRIES),
-        pv=pv,
-        wdl=(1000, 0, 0) if score > 0 else (0, 0, 1000) if score < 0 else (0, 1000, 0),
-    )
-    on_info(line)
-    return SearchResult(
-        best=pv[0],
-        ponder=pv[1] if len(pv) > 1 else None,
-        score=reported,
-        depth=depth,
-        nodes=nodes,
-        time_ms=elapsed,
-        pv=pv,
-        lines=(line,),
-    )
-
-
-def pv_text(game: Connect4, columns: tuple[int, ...] | list[int]) -> tuple[str, ...]:
-    """Columns (0..6) played from ``game`` as UCI drops (each landing square depends on the
-    moves before it)."""
-    board = game.copy()
-    texts: list[str] = []
-    for col in columns:
-        cell = board.drop_cell(col)
-        if cell is None:
-            raise ValueError(f"column {col + 1} is full in {board.fen()}")
-        texts.append(board.format_move(cell))
-        board.push(cell)
-    return tuple(texts)
-
-
-def _elapsed_ms(started: float) -> int:
-    return round((time.monotonic() - started) * 1000)

@@ -8,11 +8,14 @@ import io
 import json
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from brudno.cli import build_parser
 from brudno.commands import solve
+from games.connect4.board import Connect4
+from games.connect4.book_builder import build_book
 from tests.support.paths import DATA
 
 PONS = DATA / "connect4" / "pons"
@@ -206,3 +209,41 @@ def test_quiet_silences_progress(brudno: list[str]) -> None:
     )
     assert done.returncode == 0
     assert done.stderr == ""
+
+
+# -- the book ---------------------------------------------------------------------------------
+def book_file(tmp_path: Path, moves: str) -> Path:
+    """A book of the position and its children (rooted at it), written to a file."""
+    root = Connect4.from_moves(moves)
+    book, _ = build_book(root.ply + 1, root=root)
+    path = tmp_path / "book.bin"
+    path.write_bytes(book.to_bytes())
+    return path
+
+
+def test_a_book_answers_without_the_solver_and_agrees_with_it(tmp_path: Path) -> None:
+    moves, expected = (PONS / "Test_L2_R1").read_text(encoding="utf-8").split("\n")[0].split()
+    path = book_file(tmp_path, moves)
+    status, out = run_solve(["--json", "--analyze", "--book", str(path), moves])
+    assert status == 0
+    from_book = json.loads(out)
+    status, out = run_solve(["--json", "--analyze", "--no-book", moves])
+    assert status == 0
+    solved = json.loads(out)
+    assert from_book["book"] is True and solved["book"] is False
+    assert from_book["nodes"] == 0 < solved["nodes"]
+    assert from_book["score"] == solved["score"] == int(expected)
+    for key in ("best_columns", "best_moves", "mate", "column_scores"):
+        assert from_book[key] == solved[key], key
+    status, out = run_solve(["--json", "--weak", "--book", str(path), moves])
+    weak = json.loads(out)
+    assert status == 0 and weak["book"] is True and weak["nodes"] == 0
+    assert weak["score"] == (int(expected) > 0) - (int(expected) < 0)
+
+
+def test_an_unusable_book_is_bad_input(tmp_path: Path) -> None:
+    damaged = tmp_path / "damaged.bin"
+    damaged.write_bytes(b"BRC4BOOK" + bytes(20))
+    assert run_solve(["--book", str(damaged), "4455"])[0] == solve.ExitStatus.BAD_INPUT
+    missing = tmp_path / "missing.bin"
+    assert run_solve(["--book", str(missing), "4455"])[0] == solve.ExitStatus.BAD_INPUT

@@ -1,5 +1,6 @@
 """The exact Connect Four solver against Pascal Pons' test sets, its best moves and PVs against
-its own per-column scores, the score conversions, its limits, and the UCI hook.
+its own per-column scores, the score conversions and its limits (the UCI hook that plays with
+it: ``test_connect4_play.py``).
 
 CI solves every position of the end-game set (Test_L3_R1) and of the easy middle-game set
 (Test_L2_R1), and a fixed stride sample of the medium middle-game set (Test_L2_R2) and of the
@@ -16,9 +17,6 @@ from types import ModuleType
 
 import pytest
 
-from engine.control import SearchControl
-from engine.info import Bound, SearchInfo
-from engine.limits import Limits
 from engine.score import Cp, Mate, mate_in, mated_in, report
 from games.connect4 import negamax, solver
 from games.connect4.board import Connect4
@@ -28,12 +26,8 @@ from games.connect4.solver import (
     SolveAbortedError,
     engine_score,
     mate_moves,
-    pv_text,
-    solve_for_uci,
     win_score,
 )
-from games.registry import get_variant
-from games.tictactoe import TicTacToe
 from tests.support.paths import DATA, REPO
 
 PONS = DATA / "connect4" / "pons"
@@ -305,92 +299,6 @@ def test_probes_narrow_to_the_score() -> None:
     lows = [low for low, _ in steps]
     highs = [high for _, high in steps]
     assert lows == sorted(lows) and highs == sorted(highs, reverse=True)
-
-
-# -- the UCI hook -----------------------------------------------------------------------------
-def test_uci_hook_reports_the_exact_score_as_a_mate() -> None:
-    moves, expected = pons_cases("Test_L2_R1")[0]
-    position = Connect4.from_moves(moves)
-    infos: list[SearchInfo] = []
-    result = solve_for_uci(
-        position.copy(), Limits(infinite=True), SearchControl(), infos.append, move_overhead_ms=0
-    )
-    assert result is not None
-    assert result.score == report(engine_score(expected, position.ply))
-    assert isinstance(result.score, Mate)
-    assert result.depth == 42 - position.ply
-    assert result.best == result.pv[0]
-    best = Connect4Solver().solve_position(position).best_moves
-    assert result.best in {pv_text(position, [col])[0] for col in best}
-    final = infos[-1]
-    assert final.bound is Bound.EXACT and final.score == result.score and final.pv == result.pv
-    assert final.wdl == ((1000, 0, 0) if expected > 0 else (0, 0, 1000))
-    assert final.string is None
-    note = infos[-2].string
-    assert note is not None and note.startswith(f"exact: solver score {expected:+d}")
-    assert all(info.bound is not Bound.EXACT for info in infos[:-2])
-    assert all(info.score is not None for info in infos[:-2])
-
-
-def test_uci_hook_for_go_mate_and_a_draw() -> None:
-    draws = [(m, s) for m, s in pons_cases("Test_L3_R1") if s == 0]
-    moves, _ = draws[0]
-    position = Connect4.from_moves(moves)
-    infos: list[SearchInfo] = []
-    control = SearchControl()
-    result = solve_for_uci(position, Limits(mate=3), control, infos.append, move_overhead_ms=0)
-    assert result is not None and result.score == Cp(0)
-    assert infos[-1].wdl == (0, 1000, 0)
-
-
-def test_uci_hook_declines_what_it_should() -> None:
-    position = Connect4.from_moves("4455")
-    control = SearchControl()
-
-    def ignore(_info: SearchInfo) -> None:
-        return None
-
-    assert solve_for_uci(position, Limits(depth=4), control, ignore, move_overhead_ms=0) is None
-    assert solve_for_uci(position, Limits(nodes=99), control, ignore, move_overhead_ms=0) is None
-    assert (
-        solve_for_uci(position, Limits(searchmoves=("d3",)), control, ignore, move_overhead_ms=0)
-        is None
-    )
-    assert solve_for_uci(TicTacToe(), Limits(), control, ignore, move_overhead_ms=0) is None
-    finished = Connect4.from_moves("1212121")
-    assert solve_for_uci(finished, Limits(), control, ignore, move_overhead_ms=0) is None
-    # depth with infinite/mate still solves: the exact answer is what was asked for
-    assert solve_for_uci(position, Limits(depth=4, mate=2), control, ignore, move_overhead_ms=0)
-    stopped = SearchControl()
-    stopped.stop()
-    moves, _ = pons_cases("Test_L2_R2")[0]
-    hard = Connect4.from_moves(moves)
-    assert solve_for_uci(hard, Limits(infinite=True), stopped, ignore, move_overhead_ms=0) is None
-
-
-def test_uci_hook_gives_up_when_the_clock_is_short() -> None:
-    """With 10 ms for the move, a middle-game proof does not fit: the hook hands over."""
-    moves, _ = pons_cases("Test_L2_R2")[0]
-    position = Connect4.from_moves(moves)
-    result = solve_for_uci(
-        position, Limits(movetime=10), SearchControl(), lambda _info: None, move_overhead_ms=0
-    )
-    assert result is None
-
-
-def test_registry_hook_is_the_solver() -> None:
-    hook = get_variant("cfour").solve
-    assert hook is not None
-    result = hook(
-        Connect4.from_moves("4455"),
-        Limits(infinite=True),
-        SearchControl(),
-        lambda _info: None,
-        move_overhead_ms=0,
-    )
-    assert result is not None
-    assert result.score == Mate(2)
-    assert result.best in ("P@c1", "P@f1")
 
 
 # -- compiled and pure Python -------------------------------------------------------------------
