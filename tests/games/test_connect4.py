@@ -30,9 +30,7 @@ from games.connect4.board import (
     from_fen,
 )
 from games.registry import GAMES, get_variant
-from tests.support.paths import DATA
-
-PONS = DATA / "connect4" / "pons"
+from tests.support.pons import pons_cases
 
 ISSUE_START_FEN = "7/7/7/7/7/7[PPPPPPPPPPPPPPPPPPPPPppppppppppppppppppppp] w - - 0 1"
 
@@ -136,12 +134,6 @@ class Grid:
             "parity_threats": parity,
             "center": centre,
         }
-
-
-def pons_cases(name: str, step: int = 1) -> list[tuple[str, int]]:
-    lines = (PONS / name).read_text(encoding="utf-8").splitlines()
-    cases = [(moves, int(score)) for moves, score in (line.split() for line in lines if line)]
-    return cases[::step]
 
 
 def random_games(count: int, seed: int) -> Iterator[tuple[Connect4, Grid]]:

@@ -19,15 +19,10 @@ from games.connect4.board import Connect4
 from games.connect4.book import BookFormatError, Connect4Book, book_key, mirror
 from games.connect4.book_builder import build_book, position_of, positions_by_ply
 from games.connect4.solver import Connect4Solver
-from tests.support.paths import DATA, REPO
+from tests.support.paths import REPO
+from tests.support.pons import pons_cases
 
-PONS = DATA / "connect4" / "pons"
 SCRIPT = REPO / "scripts" / "build_connect4_book.py"
-
-
-def pons_cases(name: str) -> list[tuple[str, int]]:
-    lines = (PONS / name).read_text(encoding="utf-8").splitlines()
-    return [(moves, int(score)) for moves, score in (line.split() for line in lines if line)]
 
 
 def mirrored(moves: str) -> str:

@@ -23,16 +23,7 @@ from games.connect4.play import Connect4Player, pv_text, solve_for_uci
 from games.connect4.solver import Connect4Solver, SolveAbortedError, engine_score
 from games.registry import get_variant
 from games.tictactoe import TicTacToe
-from tests.support.paths import DATA
-
-PONS = DATA / "connect4" / "pons"
-
-
-def pons_cases(name: str, step: int = 1, start: int = 0) -> list[tuple[str, int]]:
-    lines = (PONS / name).read_text(encoding="utf-8").splitlines()
-    cases = [(moves, int(score)) for moves, score in (line.split() for line in lines if line)]
-    assert len(cases) == 1000
-    return cases[start::step]
+from tests.support.pons import pons_cases
 
 
 def ignore(_info: SearchInfo) -> None:

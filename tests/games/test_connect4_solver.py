@@ -28,16 +28,8 @@ from games.connect4.solver import (
     mate_moves,
     win_score,
 )
-from tests.support.paths import DATA, REPO
-
-PONS = DATA / "connect4" / "pons"
-
-
-def pons_cases(name: str, step: int = 1, start: int = 0) -> list[tuple[str, int]]:
-    lines = (PONS / name).read_text(encoding="utf-8").splitlines()
-    cases = [(moves, int(score)) for moves, score in (line.split() for line in lines if line)]
-    assert len(cases) == 1000
-    return cases[start::step]
+from tests.support.paths import REPO
+from tests.support.pons import pons_cases
 
 
 def solve_all(cases: list[tuple[str, int]]) -> list[tuple[str, int, int]]:
