@@ -24,6 +24,7 @@ The encoding and the features explained: docs/playing.md, *Connect Four's board*
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final
 
 from engine.eval import LinearEvaluator
@@ -54,6 +55,7 @@ __all__ = [
     "can_win_next",
     "column_of",
     "column_string",
+    "drops",
     "from_fen",
     "has_four",
     "winning_cells",
@@ -182,6 +184,16 @@ def winning_cells(stones: int, mask: int) -> int:
 def can_win_next(current: int, mask: int) -> bool:
     """True when the side to move (stones ``current``) has a winning drop right now."""
     return bool(winning_cells(current, mask) & (mask + BOTTOM) & BOARD)
+
+
+def drops(current: int, mask: int) -> Iterator[tuple[int, int, int]]:
+    """``(column, the mover's stones after the drop, every stone after it)`` for each legal
+    drop of the side to move (stones ``current``, all stones ``mask``), centre first."""
+    playable = (mask + BOTTOM) & BOARD
+    for col in COLUMN_ORDER:
+        drop = playable & _COLUMN[col]
+        if drop:
+            yield col, current | drop, mask | drop
 
 
 def _build_move_lists() -> dict[int, tuple[int, ...]]:

@@ -27,14 +27,14 @@ from typing import Final
 
 from games.connect4.board import (
     BOARD,
-    BOTTOM,
-    CELLS,
     COLUMN_ORDER,
     HEIGHT,
     WIDTH,
     Connect4,
+    drops,
     has_four,
 )
+from games.connect4.solver import win_score
 
 __all__ = [
     "MAGIC",
@@ -54,7 +54,6 @@ SHIPPED_BOOK: Final = Path(__file__).resolve().parent.parent / "data" / "connect
 
 _COLUMN_BITS: Final = HEIGHT + 1
 _COLUMN_MASK: Final = (1 << _COLUMN_BITS) - 1
-_COLUMN: Final = tuple(((1 << HEIGHT) - 1) << (col * _COLUMN_BITS) for col in range(WIDTH))
 
 
 class BookFormatError(ValueError):
@@ -76,10 +75,6 @@ def book_key(current: int, mask: int) -> int:
     its mirror image's."""
     key = current + mask
     return min(key, mirror(key))
-
-
-def _win_score(stones: int) -> int:
-    return (CELLS + 1 - stones) // 2
 
 
 class Connect4Book:
@@ -133,14 +128,9 @@ class Connect4Book:
         current, mask = position.current, position.mask
         stones = mask.bit_count()
         scores: dict[int, int] = {}
-        for col in COLUMN_ORDER:
-            drop = (mask + BOTTOM) & BOARD & _COLUMN[col]
-            if not drop:
-                continue
-            mover = current | drop
-            child_mask = mask | drop
+        for col, mover, child_mask in drops(current, mask):
             if has_four(mover):
-                scores[col] = _win_score(stones)
+                scores[col] = win_score(stones)
                 continue
             if child_mask == BOARD:
                 scores[col] = 0

@@ -13,13 +13,11 @@ from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from games.connect4.board import BOARD, BOTTOM, CELLS, COLUMN_ORDER, HEIGHT, Connect4, has_four
+from games.connect4.board import BOARD, CELLS, Connect4, drops, has_four
 from games.connect4.book import Connect4Book, book_key
 from games.connect4.solver import Connect4Solver, win_score
 
 __all__ = ["BuildStats", "build_book", "position_of", "positions_by_ply"]
-
-_COLUMN = tuple(((1 << HEIGHT) - 1) << (col * (HEIGHT + 1)) for col in range(7))
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +33,7 @@ def _children(current: int, mask: int) -> list[tuple[int, int, int]]:
     """``(column, child current, child mask)`` of every drop that neither wins nor fills the
     board, centre first; a winning or filling drop is left out (its score needs no child)."""
     out: list[tuple[int, int, int]] = []
-    for col in COLUMN_ORDER:
-        drop = (mask + BOTTOM) & BOARD & _COLUMN[col]
-        if not drop:
-            continue
-        mover = current | drop
-        child_mask = mask | drop
+    for col, mover, child_mask in drops(current, mask):
         if has_four(mover) or child_mask == BOARD:
             continue
         out.append((col, mover ^ child_mask, child_mask))
@@ -112,14 +105,9 @@ def _backed_up_score(current: int, mask: int, scores: dict[int, int]) -> int:
     """The best of the children's scores (negated), a winning drop scoring at once."""
     stones = mask.bit_count()
     best = -CELLS
-    for col in COLUMN_ORDER:
-        drop = (mask + BOTTOM) & BOARD & _COLUMN[col]
-        if not drop:
-            continue
-        mover = current | drop
+    for _col, mover, child_mask in drops(current, mask):
         if has_four(mover):
             return win_score(stones)
-        child_mask = mask | drop
         value = 0 if child_mask == BOARD else -scores[book_key(mover ^ child_mask, child_mask)]
         best = max(best, value)
     return best
