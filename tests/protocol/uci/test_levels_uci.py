@@ -3,19 +3,21 @@ and GUIs do) and what the engine then plays and says."""
 
 from __future__ import annotations
 
+import json
+
 import chess
 import chess.engine
 import pytest
 
 from engine.skill import Skill
-from games.chess_game.levels import CHESS_ELO
+from games.chess_game.levels import CALIBRATION_PATH, CHESS_ELO
 from tests.support.uci_process import UciProcess
 
 
 def test_a_gui_limits_strength_by_elo_within_the_calibrated_range_and_its_node_budget(
     brudno: list[str],
 ) -> None:
-    elos = [CHESS_ELO.lowest, CHESS_ELO.highest]
+    elos = [point["elo"] for point in json.loads(CALIBRATION_PATH.read_text())["points"]]
     with chess.engine.SimpleEngine.popen_uci(brudno, timeout=60) as engine:
         elo = engine.options["UCI_Elo"]
         assert (elo.min, elo.max, elo.default) == (min(elos), max(elos), min(elos))
