@@ -70,7 +70,7 @@ class Point:
         return (
             f"| {self.elo} | {level} | {self.opponent} | {self.games} | "
             f"{self.wins}-{self.draws}-{self.losses} | {percent:.1f}% | "
-            f"{self.diff:+.0f} +/- {self.margin:.0f} | {self.interval:.0f} | {self.date} |"
+            f"{round(self.diff):+d} +/- {self.margin:.0f} | {self.interval:.0f} | {self.date} |"
         )
 
 
@@ -103,9 +103,13 @@ class Calibration:
         return next((p for p in self.points if p.level == level), None)
 
     def with_point(self, point: Point) -> Calibration:
-        """These points with ``point`` in place of any at its level or Elo, in Elo order;
-        raises ``ValueError`` when the result is no scale (levels not ascending with Elo)."""
-        kept = [p for p in self.points if p.level != point.level and p.elo != point.elo]
+        """These points with ``point`` in place of any at its level, in Elo order; raises
+        ``ValueError`` when another level has its Elo or the result is no scale (levels not
+        ascending with Elo): which measurement to keep is then a person's call."""
+        kept = [p for p in self.points if p.level != point.level]
+        clash = next((p for p in kept if p.elo == point.elo), None)
+        if clash is not None:
+            raise ValueError(f"level {clash.level:g} is at Elo {point.elo} already")
         merged = replace(self, points=tuple(sorted([*kept, point], key=lambda p: p.elo)))
         merged.scale()
         return merged

@@ -70,6 +70,8 @@ def test_a_new_point_replaces_the_one_at_its_level_and_a_scale_must_ascend() -> 
     assert top.scale().highest == 2000 and top.scale().skill(2000) is None
     lower = top.with_point(point(1100, 4.0))
     assert [p.elo for p in lower.points] == [1100, 1350, 1450, 2000]
+    with pytest.raises(ValueError, match="at Elo 1350 already"):
+        calibration.with_point(point(1350, 4.0))  # two levels at one Elo: a person decides
     with pytest.raises(ValueError, match="ascend"):
         calibration.with_point(point(1600, 10.0))  # stronger by Elo, weaker by level
 
