@@ -209,6 +209,23 @@ def test_the_bottom_level_completes_depth_one_with_captures_resolved(
             assert result.depth == 1 and result.best != "d1d5", (budget, seed)
 
 
+def test_every_level_plays_a_mate_it_sees() -> None:
+    variant = get_variant("chess")
+    fen = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"  # Ra8#, while other moves are quiet
+    for level in (0, 5, 12, 19.5):
+        for seed in range(10):
+            game = variant.new(fen)
+            result = search_at_level(
+                searching(game, Searcher(1)),
+                Limits(),
+                Skill(level, seed=seed),
+                multipv=1,
+                on_info=lambda _: None,
+            )
+            assert result.best == "a1a8", (level, seed, result)
+            assert result.nodes <= Skill(level).nodes
+
+
 def test_a_seed_replays_the_same_game_and_other_seeds_play_others() -> None:
     def game_of(seed: int) -> list[str]:
         game, searcher, moves = get_variant("chess").new(), Searcher(1), []

@@ -82,3 +82,26 @@ async def test_skill_level_applies_to_tictactoe_and_uci_elo_says_it_does_not(
         assert lines[-1].split()[1] in {f"P@{f}{r}" for f in "abc" for r in "123"}
     finally:
         await engine.close()
+
+
+@pytest.mark.asyncio
+async def test_a_level_ponders_and_answers_the_ponderhit(brudno: list[str]) -> None:
+    engine = await UciProcess.start(brudno)
+    try:
+        await engine.exchange(
+            "uci", "setoption name Ponder value true", "setoption name Skill Level value 5"
+        )
+        await engine.send("position startpos moves e2e4 e7e5", "go ponder wtime 60000 btime 60000")
+        pondered = await engine.read_until(lambda line: line.startswith("info depth 1 "))
+        await engine.send("ponderhit")
+        pondered += await engine.read_until(lambda line: line.startswith("bestmove"))
+        board = chess.Board()
+        for move in ("e2e4", "e7e5"):
+            board.push_uci(move)
+        assert chess.Move.from_uci(pondered[-1].split()[1]) in board.legal_moves
+        depths = [int(line.split()[2]) for line in pondered if line.startswith("info depth")]
+        assert max(depths) <= (Skill(5).depth or 0)
+        nodes = [line.split() for line in pondered if " nodes " in line]
+        assert all(int(words[words.index("nodes") + 1]) <= Skill(5).nodes for words in nodes)
+    finally:
+        await engine.close()
