@@ -22,10 +22,22 @@ and Brudno against Brudno at two levels (``brudno match``, the same openings)::
     python bench/calibrate_levels.py skill-ladder 0 2 4 6 8 10 12 14 16 18 20 --games 30
 
 ``probe``, ``verify`` and ``chain`` take ``--table [FILE]``: each measured point then goes
-into the calibration file (default ``games/data/chess_levels.json``, which the engine's
-``UCI_Elo`` reads), replacing any point at its level or Elo; paste ``--print-table``'s output
-into docs/playing.md (a test checks they agree).  ``--nodes N`` / ``--depth N`` play every
-move at that limit instead of the clock (quick checks; a calibration is at 10+0.1).
+into that calibration file (default ``games/data/chess_levels.json``, which the engine's
+``UCI_Elo`` reads; a file that does not exist starts a new calibration), replacing the point
+at its level; a point that would put two levels at one Elo, or make the levels not ascend
+with Elo, is printed and not written.  ``verify`` plays the level the shipped file gives.
+``print-table`` prints a file's table for docs/playing.md (a test checks they agree).  A
+recalibration from scratch: probe into a new file, copy it over the shipped one once it has
+two points, then verify the rungs and chain below them into the shipped file::
+
+    python bench/calibrate_levels.py probe 8:1350 12:1650 20:1950 --table /tmp/levels.json
+    cp /tmp/levels.json games/data/chess_levels.json
+    python bench/calibrate_levels.py verify 1350 1500 1650 1800 --table
+    python bench/calibrate_levels.py chain 6 3 0 --table
+    python bench/calibrate_levels.py print-table
+
+``--nodes N`` / ``--depth N`` (``chain``, ``skill-ladder``) play every move at that limit
+instead of the clock (quick checks; a calibration is at 10+0.1).
 Each match prints its result line, then one summary line::
 
     probe level=12 sf_elo=1500 games=100 W-D-L=40-20-40 score=50.0% elo=+0+/-62
@@ -69,7 +81,7 @@ from time_profile import profile
 
 from engine.skill import FULL_STRENGTH
 from games.calibration import Calibration, Point, chained
-from games.chess_game.levels import CALIBRATION_PATH
+from games.chess_game.levels import CALIBRATION_PATH, CHESS_CALIBRATION, CHESS_ELO
 
 BRUDNO = f"{shlex.quote(sys.executable)} -m brudno"
 
@@ -289,7 +301,7 @@ def probe(base: argparse.Namespace, pairs: list[tuple[int, int]]) -> None:
 def verify(base: argparse.Namespace, elos: list[int]) -> None:
     calibration = _calibration(base)
     for sf_elo in elos:
-        level = calibration.scale().level(sf_elo)
+        level = CHESS_ELO.level(sf_elo)  # what the engine plays: the shipped file's scale
         options = ["UCI_LimitStrength=true", f"UCI_Elo={sf_elo}"]
         result, spm = _played(base, options, sf_elo)
         pair = result["pairs"][0]
@@ -315,6 +327,8 @@ def chain(base: argparse.Namespace, levels: list[int]) -> None:
     """Each level (highest first) against the point above it: the lowest calibrated point,
     then each level just chained."""
     calibration = _calibration(base)
+    if not calibration.points:
+        raise SystemExit("chain: the table has no calibrated point to anchor the chain")
     anchor = min(calibration.points, key=lambda p: p.elo)
     for level in sorted(levels, reverse=True):
         if level >= anchor.level:
@@ -378,8 +392,15 @@ def print_table(base: argparse.Namespace) -> None:
     print(f"\n{calibration.status}")
 
 
+NEW_STATUS = "A new calibration (bench/calibrate_levels.py); review before it ships."
+
+
 def _calibration(base: argparse.Namespace) -> Calibration:
+    """The ``--table`` file's calibration (the shipped one without it); a file that does not
+    exist yet is a new calibration without points."""
     path: Path = base.table if getattr(base, "table", None) is not None else CALIBRATION_PATH
+    if not path.exists():
+        return Calibration(CHESS_CALIBRATION.reference, NEW_STATUS, ())
     return Calibration.read(path)
 
 

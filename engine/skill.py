@@ -38,6 +38,7 @@ __all__ = [
     "CANDIDATES",
     "DRAW_ENDS",
     "FULL_STRENGTH",
+    "MIN_POINTS",
     "NODES_AT_ZERO",
     "NODE_GROWTH",
     "EloScale",

@@ -19,7 +19,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from engine.skill import EloScale
+from engine.skill import MIN_POINTS, EloScale
 
 __all__ = ["TABLE_HEADER", "Calibration", "Point", "chained"]
 
@@ -111,7 +111,8 @@ class Calibration:
         if clash is not None:
             raise ValueError(f"level {clash.level:g} is at Elo {point.elo} already")
         merged = replace(self, points=tuple(sorted([*kept, point], key=lambda p: p.elo)))
-        merged.scale()
+        if len(merged.points) >= MIN_POINTS:  # a new file's first point is no scale yet
+            merged.scale()
         return merged
 
     def rows(self) -> tuple[str, ...]:

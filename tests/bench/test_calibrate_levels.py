@@ -162,6 +162,26 @@ def test_chain_measures_a_level_against_the_point_above_it(tmp_path: Path) -> No
     assert json.loads(table.read_text()) == json.loads(CHESS_CALIBRATION.dumps())
 
 
+def test_a_new_table_file_collects_points_before_they_make_a_scale(
+    tool: ModuleType, tmp_path: Path
+) -> None:
+    table = tmp_path / "new.json"
+    args = tool.parser().parse_args(["probe", "8:1400", "--table", str(table)])
+    fresh = tool._calibration(args)
+    assert fresh.points == () and fresh.reference == CHESS_CALIBRATION.reference
+
+    def probed(level: int, elo: int) -> Any:
+        return tool.measured_point(
+            pair(20, 0, 20, 0.0, 100.0), 100.0, elo=elo, level=level,
+            opponent=f"Stockfish {elo}", opponent_elo=elo, command="c",
+        )  # fmt: skip
+
+    one = tool._record(args, fresh, probed(8, 1400))
+    assert Calibration.read(table) == one and len(one.points) == 1  # no scale yet, kept
+    two = tool._record(args, one, probed(14, 1700))
+    assert two.scale().points == ((1400, 8.0), (1700, 14.0))
+
+
 def test_print_table_is_the_files_table() -> None:
     said = run("print-table")
     assert said.splitlines()[: len(CHESS_CALIBRATION.rows())] == list(CHESS_CALIBRATION.rows())
