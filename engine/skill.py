@@ -63,8 +63,9 @@ DEPTH_CAPS = (1, 1, 2, 2, 3, 3)
 """The deepest iteration of levels 0, 1, ... (the bottom only; above, the budget alone)."""
 TEMPERATURE_AT_ZERO = 120.0
 """Level 0's temperature (score units); it falls linearly to 0 at :data:`DRAW_ENDS`."""
-MAX_LOSS_AT_ZERO = 450.0
-"""Level 0's largest loss a drawn move may have; it falls linearly to 0 at :data:`DRAW_ENDS`."""
+MAX_LOSS_AT_ZERO = 250.0
+"""Level 0's largest loss a drawn move may have (below a minor piece: a piece the level sees
+hanging it never gives away); it falls linearly to 0 at :data:`DRAW_ENDS`."""
 TIME_SHARE = 0.75
 """A level that searches several lines reads its clock as this share of the real one: its
 iterations are longer than full strength's one-line ones, so its last iteration overshoots

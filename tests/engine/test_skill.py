@@ -209,6 +209,22 @@ def test_the_bottom_level_completes_depth_one_with_captures_resolved(
             assert result.depth == 1 and result.best != "d1d5", (budget, seed)
 
 
+def test_no_level_hangs_a_piece_it_sees() -> None:
+    """The rook attacks the knight on a1; only Nb3 and Nc2 keep it. Level 0 draws among
+    its four best moves, two of which lose the knight: it never plays those."""
+    variant = get_variant("chess")
+    fen = "r5k1/8/8/8/8/8/6PP/N6K w - - 0 1"
+    played = set()
+    for seed in range(40):
+        game = variant.new(fen)
+        skill = Skill(0, seed=seed)
+        result = search_at_level(
+            searching(game, Searcher(1)), Limits(), skill, multipv=1, on_info=lambda _: None
+        )
+        played.add(result.best)
+    assert played == {"a1b3", "a1c2"}
+
+
 def test_every_level_plays_a_mate_it_sees() -> None:
     variant = get_variant("chess")
     fen = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"  # Ra8#, while other moves are quiet
