@@ -108,10 +108,14 @@ class Skill:
 
     @property
     def nodes(self) -> int:
-        """The node budget of a move: :data:`NODES_AT_ZERO` times :data:`NODE_GROWTH` to the
-        level, per searched line (so a drawing level reaches about the depth its budget
-        gives one line)."""
-        return round(NODES_AT_ZERO * math.pow(NODE_GROWTH, self.level)) * self.lines
+        """The node budget of a move at this level's own :attr:`lines`."""
+        return self.budget(self.lines)
+
+    def budget(self, lines: int) -> int:
+        """The node budget of a move searching ``lines`` root lines: :data:`NODES_AT_ZERO`
+        times :data:`NODE_GROWTH` to the level, per line (so a level searching four lines,
+        for its draw or a GUI's MultiPV, reaches about the depth one line of it would)."""
+        return round(NODES_AT_ZERO * math.pow(NODE_GROWTH, self.level)) * lines
 
     @property
     def temperature(self) -> float:
@@ -124,13 +128,14 @@ class Skill:
         """A candidate scored more than this below the best is never played."""
         return round(MAX_LOSS_AT_ZERO * max(0.0, 1.0 - self.level / DRAW_ENDS))
 
-    def limits(self, limits: Limits) -> Limits:
-        """``limits`` with this level's node budget and depth cap (a smaller ``go nodes`` or
-        ``go depth`` stays), its clock read as :data:`TIME_SHARE` of the real one when it
-        searches several lines."""
+    def limits(self, limits: Limits, multipv: int = 1) -> Limits:
+        """``limits`` with this level's node budget for its lines or the ``multipv`` a GUI
+        asked for, whichever are more, and its depth cap (a smaller ``go nodes`` or ``go
+        depth`` stays), its clock read as :data:`TIME_SHARE` of the real one when it draws."""
         cap = self.depth
         depth = limits.depth if cap is None else min(limits.depth or cap, cap)
-        nodes = self.nodes if limits.nodes is None else min(limits.nodes, self.nodes)
+        budget = self.budget(max(multipv, self.lines))
+        nodes = budget if limits.nodes is None else min(limits.nodes, budget)
         capped = replace(limits, depth=depth, nodes=nodes)
         if not self.draws:
             return capped
@@ -188,7 +193,7 @@ def search_at_level(
         if info.multipv <= shown or not info.pv:
             on_info(info)
 
-    capped = skill.limits(limits)
+    capped = skill.limits(limits, shown)
     result = search(capped, max(shown, skill.lines), report)
     if result.depth < 1 and result.best is not None and capped.nodes != limits.nodes:
         result = search(replace(capped, nodes=None, depth=1), max(shown, skill.lines), report)

@@ -129,6 +129,8 @@ def test_the_move_played_is_reported_last_as_line_one_and_ponder_follows_it() ->
             ).best
         )
     assert len(played) > 1  # seeds give other games
+    search_at_level(search, Limits(), Skill(18), multipv=3, on_info=lambda _: None)
+    assert search.calls[-1][0].nodes == Skill(18).budget(3) and search.calls[-1][1] == 3
 
 
 def test_every_step_up_searches_more_and_draws_less() -> None:
@@ -155,6 +157,8 @@ def test_a_level_only_shortens_the_search_and_shares_the_clock_only_with_several
     assert low.limits(Limits(depth=9)).depth == low.depth
     assert top.limits(Limits(depth=9)).depth == 9
     assert top.limits(Limits()).nodes == top.nodes
+    assert top.limits(Limits(), multipv=3).nodes == 3 * top.nodes  # a GUI's lines, each a budget
+    assert low.limits(Limits(), multipv=3).nodes == low.nodes  # fewer than its own four
     clock = Limits(wtime=8000, btime=6000, winc=100, movetime=1000)
     shared = low.limits(clock)
     assert (shared.wtime, shared.btime, shared.winc, shared.binc, shared.movetime) == (
