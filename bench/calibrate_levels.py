@@ -474,8 +474,8 @@ def parser() -> argparse.ArgumentParser:
         else:
             each.add_argument("points", nargs="+", type=_level, metavar="LEVEL")
         each.add_argument("--tc", default="10+0.1")
-        limit = each.add_mutually_exclusive_group()
         if name in ("chain", "skill-ladder"):  # Stockfish's UCI_Elo needs a clock
+            limit = each.add_mutually_exclusive_group()
             limit.add_argument("--nodes", type=int, help="nodes per move instead of the clock")
             limit.add_argument("--depth", type=int, help="depth per move instead of the clock")
             each.add_argument("--maxmoves", type=int, help="a draw after N moves (quick checks)")

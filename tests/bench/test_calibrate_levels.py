@@ -186,3 +186,13 @@ def test_print_table_is_the_files_table() -> None:
     said = run("print-table")
     assert said.splitlines()[: len(CHESS_CALIBRATION.rows())] == list(CHESS_CALIBRATION.rows())
     assert CHESS_CALIBRATION.status in said
+
+
+@pytest.mark.parametrize(
+    "mode", ["probe", "verify", "chain", "skill-ladder", "print-table", "speed", "seconds-per-move"]
+)
+def test_every_command_prints_its_help(tool: ModuleType, mode: str) -> None:
+    """argparse raises on a mutually exclusive group left empty when it formats the usage."""
+    with pytest.raises(SystemExit) as exit_:
+        tool.parser().parse_args([mode, "--help"])
+    assert exit_.value.code == 0
