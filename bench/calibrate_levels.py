@@ -1,27 +1,60 @@
-"""Calibrate Brudno's playing levels on Stockfish 15.1's ``UCI_Elo`` scale (issue 15).
+"""Calibrate Brudno's playing levels on Stockfish 15.1's ``UCI_Elo`` scale (issues 15, 47).
 
-Two kinds of match, each Brudno against Debian's Stockfish with ``UCI_LimitStrength`` (through
-``bench/match_stockfish.py``'s runner: noob openings with both colours, Syzygy adjudication)::
+Matches against Debian's Stockfish with ``UCI_LimitStrength`` (through
+``bench/match_stockfish.py``'s runner: noob openings with both colours, Syzygy adjudication),
+and Brudno against Brudno at two levels (``brudno match``, the same openings)::
 
     # probe: which Elo does "Skill Level" L play at?  Against Stockfish at E, a difference
-    # d puts level L at E + d.  Probes place the points of games/chess_game/levels.py.
-    python bench/calibrate_levels.py probe 0:1350 6:1500 12:1650 --games 40 --concurrency 2
+    # d puts level L at E + d.  Probes place the points of games/data/chess_levels.json.
+    python bench/calibrate_levels.py probe 12:1500 16:1650 20:1950 --games 100 --concurrency 2
 
     # verify: UCI_LimitStrength with UCI_Elo E against Stockfish at the same E: about 50%
-    # at every declared point is what calibrated means (the README's table is these lines)
-    python bench/calibrate_levels.py verify 1350 1500 1650 1800 --games 60 --concurrency 2
+    # at every declared point is what calibrated means (each prints its table row)
+    python bench/calibrate_levels.py verify 1350 1500 1650 --games 100 --concurrency 2
 
-Each match prints ``match_stockfish.py``'s result line, then one summary line::
+    # chain: below Stockfish's 1350, each level against the calibrated point above it (the
+    # lowest one, or the level chained just before): its Elo is the anchor's plus the
+    # difference, the errors added in quadrature
+    python bench/calibrate_levels.py chain 6 3 0 --games 100 --concurrency 2
 
-    probe level=6 sf_elo=1500 games=40 score=47.5% elo=-17+/-98 level_elo=1483+/-98
-      brudno_s_per_move=0.031
-    verify uci_elo=1500 games=60 W-D-L=25-8-27 score=48.3% elo=-12+/-80 brudno_s_per_move=0.05
+    # skill-ladder: each Skill Level against the next one; says whether any level is weaker
+    # than the one below it beyond its error
+    python bench/calibrate_levels.py skill-ladder 0 2 4 6 8 10 12 14 16 18 20 --games 30
 
-``brudno_s_per_move`` is the mean thinking time of Brudno's moves (from the PGN's move
-comments; ``seconds-per-move GAMES.pgn NAME`` reads it from any PGN).  A level must not think
-longer than full strength at the same clock; games of different lengths are no fair
-comparison, so ``speed`` times every level and full strength on the same positions with the
-same clock (20 noob openings, 8 s + 0.1 s each)::
+``probe``, ``verify`` and ``chain`` take ``--table [FILE]``: each measured point then goes
+into that calibration file (default ``games/data/chess_levels.json``, which the engine's
+``UCI_Elo`` reads; a file that does not exist starts a new calibration), replacing the point
+at its level; a point that would put two levels at one Elo, or make the levels not ascend
+with Elo, is printed and not written.  ``verify`` plays the level the shipped file gives.
+``print-table`` prints a file's table for docs/playing.md (a test checks they agree).  A
+recalibration from scratch: probe into a new file, copy it over the shipped one once it has
+two points, then verify the rungs and chain below them into the shipped file::
+
+    python bench/calibrate_levels.py probe 8:1350 12:1650 20:1950 --table /tmp/levels.json
+    cp /tmp/levels.json games/data/chess_levels.json
+    python bench/calibrate_levels.py verify 1350 1500 1650 1800 --table
+    python bench/calibrate_levels.py chain 6 3 0 --table
+    python bench/calibrate_levels.py print-table
+
+``--nodes N`` / ``--depth N`` (``chain``, ``skill-ladder``) play every move at that limit
+instead of the clock (quick checks; a calibration is at 10+0.1).
+Each match prints its result line, then one summary line::
+
+    probe level=12 sf_elo=1500 games=100 W-D-L=40-20-40 score=50.0% elo=+0+/-62
+      level_elo=1500+/-62 brudno_s_per_move=0.310
+    verify uci_elo=1500 games=100 W-D-L=... score=... elo=... brudno_s_per_move=0.31
+    row | 1500 | 12 | Stockfish 1500 | 100 | 40-20-40 | 50.0% | +0 +/- 62 | 62 | 2026-12-01 |
+    chain level=3 anchor_level=6 anchor_elo=1200+/-70 games=100 W-D-L=... score=...
+      elo=-150+/-65 level_elo=1050+/-96
+    ladder lower=4 upper=6 games=30 W-D-L=... score=... elo=+120+/-110 verdict=stronger
+    ladder verdict=monotone pairs=10 weaker=none
+
+(``ladder``'s W-D-L and score are the upper level's; ``weaker`` lists the pairs where the
+upper level lost beyond its error.)  ``brudno_s_per_move`` is the mean thinking time of
+Brudno's moves (from the PGN's move comments; ``seconds-per-move GAMES.pgn NAME`` reads it
+from any PGN).  A level must not think longer than full strength at the same clock; ``speed``
+times every level and full strength on the same positions with the same clock (20 noob
+openings, 8 s + 0.1 s each)::
 
     python bench/calibrate_levels.py speed 0 4 8 12 16 19
 """
@@ -29,7 +62,12 @@ same clock (20 noob openings, 8 s + 0.1 s each)::
 from __future__ import annotations
 
 import argparse
+import datetime
+import enum
+import itertools
+import json
 import shlex
+import subprocess
 import sys
 import tempfile
 import time
@@ -38,8 +76,54 @@ from typing import Any
 
 import chess
 import chess.engine
-from match_stockfish import OPENINGS, SF_ELO_MAX, SF_ELO_MIN, result_line, run_match
+from match_stockfish import OPENINGS, REPO, SF_ELO_MAX, SF_ELO_MIN, TABLES, result_line, run_match
 from time_profile import profile
+
+from engine.skill import FULL_STRENGTH
+from games.calibration import Calibration, Point, chained
+from games.chess_game.levels import CALIBRATION_PATH, CHESS_CALIBRATION, CHESS_ELO
+
+BRUDNO = f"{shlex.quote(sys.executable)} -m brudno"
+
+
+class Verdict(enum.StrEnum):
+    """How the upper level of a ladder pair did against the lower one."""
+
+    STRONGER = "stronger"
+    """Won beyond the error (the whole interval above 0)."""
+    UNCLEAR = "unclear"
+    """The interval holds 0: not told apart at this many games."""
+    WEAKER = "weaker"
+    """Lost beyond the error: the ladder is not monotone here."""
+
+
+def verdict(diff: float | None, margin: float, score: float) -> Verdict:
+    """The upper level's verdict from its difference and half its 95% interval (``None``:
+    unbounded, a 0% or 100% score)."""
+    if diff is None:
+        return Verdict.STRONGER if score > 0.5 else Verdict.WEAKER
+    if diff - margin > 0:
+        return Verdict.STRONGER
+    if diff + margin < 0:
+        return Verdict.WEAKER
+    return Verdict.UNCLEAR
+
+
+def ladder_pairs(levels: list[int]) -> list[tuple[int, int]]:
+    """Neighbouring levels, lower first, from the given ones in ascending order."""
+    ordered = sorted(set(levels))
+    return list(itertools.pairwise(ordered))
+
+
+def level_options(level: float, calibration: Calibration) -> list[str]:
+    """The options that play ``level``: ``Skill Level`` when it is a whole number, else
+    ``UCI_Elo`` at the calibrated point with that level."""
+    if level == int(level):
+        return [f"Skill Level={int(level)}"]
+    point = calibration.point_at_level(level)
+    if point is None:
+        raise SystemExit(f"level {level} is neither whole nor a calibrated point")
+    return ["UCI_LimitStrength=true", f"UCI_Elo={point.elo}"]
 
 
 def seconds_per_move(pgn: Path, player: str) -> float | None:
@@ -60,16 +144,80 @@ def _args_for(base: argparse.Namespace, options: list[str], pgn: str) -> argpars
         openings=base.openings,
         seed=base.seed,
         pgn=pgn,
+        engine_tables=False,
     )
 
 
+def _limit_words(base: argparse.Namespace) -> list[str]:
+    """``brudno match``'s per-move limit: ``--nodes``/``--depth`` when given, else the clock."""
+    if base.nodes is not None:
+        return ["--nodes", str(base.nodes)]
+    if base.depth is not None:
+        return ["--depth", str(base.depth)]
+    return ["--tc", base.tc]
+
+
+def pair_command(
+    base: argparse.Namespace, first: list[str], second: list[str], names: tuple[str, str]
+) -> list[str]:
+    """The ``brudno match`` command of Brudno with ``first`` options against Brudno with
+    ``second`` (both ``--brudno``)."""
+    command = [sys.executable, "-m", "brudno", "match"]
+    for options, name in ((first, names[0]), (second, names[1])):
+        command += ["--engine", base.brudno, "--name", name]
+        command += [word for option in options for word in ("--option", option)]
+    command += [
+        *_limit_words(base),
+        "--games", str(base.games),
+        "--concurrency", str(base.concurrency),
+        "--openings", str(base.openings), "--openings-order", "random",
+        "--seed", str(base.seed),
+    ]  # fmt: skip
+    if base.maxmoves is not None:
+        command += ["--maxmoves", str(base.maxmoves)]
+    if TABLES.is_dir():
+        command += ["--tb", str(TABLES)]
+    return command
+
+
+def run_pair(
+    base: argparse.Namespace, first: list[str], second: list[str], names: tuple[str, str]
+) -> dict[str, Any]:
+    """Play :func:`pair_command`; the first engine's pair statistics (``brudno match --json``)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        summary = Path(tmp) / "result.json"
+        command = [*pair_command(base, first, second, names), "--json", str(summary)]
+        command += ["--quiet"]
+        if base.pgn:
+            command += ["--pgn", base.pgn]
+        print("$ " + shlex.join(["brudno", *command[3:]]), file=sys.stderr, flush=True)
+        done = subprocess.run(command, cwd=REPO, stdout=subprocess.PIPE, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"brudno match failed ({done.returncode})")
+        sys.stderr.write(done.stdout)
+        result: dict[str, Any] = json.loads(summary.read_text())
+        pair: dict[str, Any] = result["pairs"][0]
+        return pair
+
+
 def _elo(pair: dict[str, Any]) -> tuple[float | None, float]:
-    """Brudno's difference and half its 95% interval (infinite when a bound is)."""
+    """The first engine's difference and half its 95% interval (infinite when a bound is)."""
     if pair["elo"] is None:
         return None, float("inf")
     if pair["elo_upper"] is None or pair["elo_lower"] is None:
         return pair["elo"], float("inf")
     return pair["elo"], (pair["elo_upper"] - pair["elo_lower"]) / 2
+
+
+def _wdl(pair: dict[str, Any]) -> str:
+    return (
+        f"games={pair['games']} W-D-L={pair['wins']}-{pair['draws']}-{pair['losses']} "
+        f"score={100 * pair['score']:.1f}%"
+    )
+
+
+def _shown(elo: float | None, margin: float) -> str:
+    return "inf" if elo is None else f"{elo:+.0f}+/-{margin:.0f}"
 
 
 def _played(base: argparse.Namespace, options: list[str], sf_elo: int) -> tuple[Any, float | None]:
@@ -84,36 +232,176 @@ def _played(base: argparse.Namespace, options: list[str], sf_elo: int) -> tuple[
         return result, seconds_per_move(Path(pgn), "Brudno")
 
 
+def measured_point(pair: dict[str, Any], interval: float, **placed: Any) -> Point | None:
+    """The calibration point of a match (``None`` when its difference is unbounded):
+    ``placed`` gives the point's ``elo``, ``level``, ``opponent``, ``opponent_elo`` and
+    ``command``, ``interval`` half its 95% interval on the scale."""
+    diff, margin = _elo(pair)
+    if diff is None or margin == float("inf"):
+        return None
+    return Point(
+        **placed,
+        games=pair["games"],
+        wins=pair["wins"],
+        draws=pair["draws"],
+        losses=pair["losses"],
+        diff=round(diff, 1),
+        margin=round(margin, 1),
+        interval=round(interval, 1),
+        date=datetime.datetime.now(datetime.UTC).date().isoformat(),
+    )
+
+
+def _record(base: argparse.Namespace, calibration: Calibration, point: Point | None) -> Calibration:
+    """Print ``point``'s table row; with ``--table``, write it into the calibration file."""
+    if point is None:
+        print("row none (an unbounded difference is no calibration point)", flush=True)
+        return calibration
+    print(f"row {point.row()}", flush=True)
+    if base.table is None:
+        return calibration
+    try:
+        updated = calibration.with_point(point)
+    except ValueError as exc:
+        print(f"table unchanged: {exc}", flush=True)
+        return calibration
+    updated.write(base.table)
+    print(f"table {base.table}: {len(updated.points)} points", flush=True)
+    return updated
+
+
+def _command() -> str:
+    return shlex.join(["python", "bench/calibrate_levels.py", *sys.argv[1:]])
+
+
 def probe(base: argparse.Namespace, pairs: list[tuple[int, int]]) -> None:
+    calibration = _calibration(base)
     for level, sf_elo in pairs:
         result, spm = _played(base, [f"Skill Level={level}"], sf_elo)
         pair = result["pairs"][0]
         elo, margin = _elo(pair)
         placed = "unbounded" if elo is None else f"{sf_elo + elo:.0f}+/-{margin:.0f}"
-        shown = "inf" if elo is None else f"{elo:+.0f}+/-{margin:.0f}"
         print(
-            f"probe level={level} sf_elo={sf_elo} games={pair['games']} "
-            f"W-D-L={pair['wins']}-{pair['draws']}-{pair['losses']} "
-            f"score={100 * pair['score']:.1f}% elo={shown} level_elo={placed} "
-            f"brudno_s_per_move={_seconds(spm)}",
+            f"probe level={level} sf_elo={sf_elo} {_wdl(pair)} elo={_shown(elo, margin)} "
+            f"level_elo={placed} brudno_s_per_move={_seconds(spm)}",
             flush=True,
         )
+        point = measured_point(
+            pair,
+            margin,
+            elo=round(sf_elo + (elo or 0)),
+            level=level,
+            opponent=f"Stockfish {sf_elo}",
+            opponent_elo=sf_elo,
+            command=_command(),
+        )
+        calibration = _record(base, calibration, point)
 
 
 def verify(base: argparse.Namespace, elos: list[int]) -> None:
+    calibration = _calibration(base)
     for sf_elo in elos:
+        level = CHESS_ELO.level(sf_elo)  # what the engine plays: the shipped file's scale
         options = ["UCI_LimitStrength=true", f"UCI_Elo={sf_elo}"]
         result, spm = _played(base, options, sf_elo)
         pair = result["pairs"][0]
         elo, margin = _elo(pair)
-        shown = "inf" if elo is None else f"{elo:+.0f}+/-{margin:.0f}"
         print(
-            f"verify uci_elo={sf_elo} games={pair['games']} "
-            f"W-D-L={pair['wins']}-{pair['draws']}-{pair['losses']} "
-            f"score={100 * pair['score']:.1f}% elo={shown} "
+            f"verify uci_elo={sf_elo} {_wdl(pair)} elo={_shown(elo, margin)} "
             f"brudno_s_per_move={_seconds(spm)}",
             flush=True,
         )
+        point = measured_point(
+            pair,
+            margin,
+            elo=sf_elo,
+            level=round(level, 2),
+            opponent=f"Stockfish {sf_elo}",
+            opponent_elo=sf_elo,
+            command=_command(),
+        )
+        calibration = _record(base, calibration, point)
+
+
+def chain(base: argparse.Namespace, levels: list[int]) -> None:
+    """Each level (highest first) against the point above it: the lowest calibrated point,
+    then each level just chained."""
+    calibration = _calibration(base)
+    if not calibration.points:
+        raise SystemExit("chain: the table has no calibrated point to anchor the chain")
+    anchor = min(calibration.points, key=lambda p: p.elo)
+    for level in sorted(levels, reverse=True):
+        if level >= anchor.level:
+            raise SystemExit(f"chain: level {level} is not below its anchor {anchor.level:g}")
+        names = (f"Brudno level {level}", f"Brudno level {anchor.level:g}")
+        pair = run_pair(
+            base, [f"Skill Level={level}"], level_options(anchor.level, calibration), names
+        )
+        diff, margin = _elo(pair)
+        elo, interval = chained(anchor, diff or 0.0, margin)
+        shown = "unbounded" if diff is None else f"{elo}+/-{interval:.0f}"
+        print(
+            f"chain level={level} anchor_level={anchor.level:g} "
+            f"anchor_elo={anchor.elo}+/-{anchor.interval:.0f} {_wdl(pair)} "
+            f"elo={_shown(diff, margin)} level_elo={shown}",
+            flush=True,
+        )
+        point = measured_point(
+            pair,
+            interval,
+            elo=elo,
+            level=level,
+            opponent=names[1],
+            opponent_elo=anchor.elo,
+            command=_command(),
+        )
+        if point is None:
+            raise SystemExit("chain: an unbounded difference ends the chain (more games?)")
+        calibration = _record(base, calibration, point)
+        anchor = point
+
+
+def skill_ladder(base: argparse.Namespace, levels: list[int]) -> None:
+    """Each pair of neighbouring levels, the upper one first; then the ladder's verdict."""
+    weaker: list[str] = []
+    pairs = ladder_pairs(levels)
+    for lower, upper in pairs:
+        names = (f"Brudno level {upper}", f"Brudno level {lower}")
+        pair = run_pair(base, [f"Skill Level={upper}"], [f"Skill Level={lower}"], names)
+        diff, margin = _elo(pair)
+        said = verdict(diff, margin, pair["score"])
+        if said is Verdict.WEAKER:
+            weaker.append(f"{upper}<{lower}")
+        print(
+            f"ladder lower={lower} upper={upper} {_wdl(pair)} elo={_shown(diff, margin)} "
+            f"verdict={said}",
+            flush=True,
+        )
+    overall = "not-monotone" if weaker else "monotone"
+    print(
+        f"ladder verdict={overall} pairs={len(pairs)} weaker={','.join(weaker) or 'none'}",
+        flush=True,
+    )
+
+
+def print_table(base: argparse.Namespace) -> None:
+    """The documentation table of the calibration file, and its status."""
+    calibration = _calibration(base)
+    for row in calibration.rows():
+        print(row)
+    print(f"\n{calibration.status}")
+
+
+NEW_STATUS = "A new calibration (bench/calibrate_levels.py); review before it ships."
+
+
+def _calibration(base: argparse.Namespace) -> Calibration:
+    """The ``--table`` file's calibration (the shipped one without it); a file that does not
+    exist yet is a new calibration without points."""
+    path: Path = base.table if getattr(base, "table", None) is not None else CALIBRATION_PATH
+    if not path.exists():
+        return Calibration(CHESS_CALIBRATION.reference, NEW_STATUS, ())
+    return Calibration.read(path)
 
 
 def speed(args: argparse.Namespace) -> None:
@@ -124,7 +412,7 @@ def speed(args: argparse.Namespace) -> None:
     boards = boards[: args.positions]
     clock = f"wtime {args.clock_ms} btime {args.clock_ms} winc {args.inc_ms} binc {args.inc_ms}"
     with chess.engine.SimpleEngine.popen_uci(shlex.split(args.brudno)) as engine:
-        for level in [*args.levels, 20]:
+        for level in [*args.levels, FULL_STRENGTH]:
             engine.configure({"Skill Level": level})
             seconds: list[float] = []
             for board in boards:
@@ -156,45 +444,84 @@ def _seconds(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
+def _level(text: str) -> int:
+    try:
+        level = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a level, got {text!r}") from None
+    if not 0 <= level <= FULL_STRENGTH:
+        raise argparse.ArgumentTypeError(f"a level is 0..{FULL_STRENGTH}, not {level}")
+    return level
+
+
 def _level_at(text: str) -> tuple[int, int]:
     try:
         level, elo = text.split(":")
-        return int(level), max(SF_ELO_MIN, min(SF_ELO_MAX, int(elo)))
+        return _level(level), max(SF_ELO_MIN, min(SF_ELO_MAX, int(elo)))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected LEVEL:ELO, got {text!r}") from None
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="mode", required=True)
-    for name in ("probe", "verify"):
+    for name in ("probe", "verify", "chain", "skill-ladder"):
         each = sub.add_parser(name)
         if name == "probe":
             each.add_argument("points", nargs="+", type=_level_at, metavar="LEVEL:ELO")
-        else:
+        elif name == "verify":
             each.add_argument("points", nargs="+", type=int, metavar="ELO")
+        else:
+            each.add_argument("points", nargs="+", type=_level, metavar="LEVEL")
         each.add_argument("--tc", default="10+0.1")
-        each.add_argument("--games", type=int, default=40)
+        if name in ("chain", "skill-ladder"):  # Stockfish's UCI_Elo needs a clock
+            limit = each.add_mutually_exclusive_group()
+            limit.add_argument("--nodes", type=int, help="nodes per move instead of the clock")
+            limit.add_argument("--depth", type=int, help="depth per move instead of the clock")
+            each.add_argument("--maxmoves", type=int, help="a draw after N moves (quick checks)")
+        each.add_argument("--games", type=int, default=100 if name != "skill-ladder" else 30)
         each.add_argument("--concurrency", type=int, default=1)
         each.add_argument("--openings", type=Path, default=OPENINGS)
         each.add_argument("--seed", type=int, default=1)
-        each.add_argument("--brudno", default=f"{shlex.quote(sys.executable)} -m brudno")
+        each.add_argument("--brudno", default=BRUDNO)
         each.add_argument("--pgn", help="append every game to this file")
+        if name != "skill-ladder":
+            each.add_argument(
+                "--table",
+                type=Path,
+                nargs="?",
+                const=CALIBRATION_PATH,
+                metavar="FILE",
+                help="write each measured point into this calibration file "
+                f"(default {CALIBRATION_PATH.relative_to(REPO)})",
+            )
+    table = sub.add_parser("print-table", help="the documentation table of a calibration file")
+    table.add_argument("--table", type=Path, default=CALIBRATION_PATH, metavar="FILE")
     fast = sub.add_parser("speed", help="time per move of each level against full strength")
     fast.add_argument("levels", nargs="+", type=int, metavar="LEVEL")
     fast.add_argument("--positions", type=int, default=20)
     fast.add_argument("--clock-ms", type=int, default=8000)
     fast.add_argument("--inc-ms", type=int, default=100)
     fast.add_argument("--openings", type=Path, default=OPENINGS)
-    fast.add_argument("--brudno", default=f"{shlex.quote(sys.executable)} -m brudno")
+    fast.add_argument("--brudno", default=BRUDNO)
     spm = sub.add_parser("seconds-per-move", help="mean move time of a player in a PGN")
     spm.add_argument("pgn", type=Path)
     spm.add_argument("player")
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> int:
+    args = parser().parse_args()
     if args.mode == "probe":
         probe(args, args.points)
     elif args.mode == "verify":
         verify(args, args.points)
+    elif args.mode == "chain":
+        chain(args, args.points)
+    elif args.mode == "skill-ladder":
+        skill_ladder(args, args.points)
+    elif args.mode == "print-table":
+        print_table(args)
     elif args.mode == "speed":
         speed(args)
     else:

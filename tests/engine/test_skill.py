@@ -3,13 +3,16 @@ and that a low level can lose the small games while full strength does not."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import Counter
+from dataclasses import dataclass, replace
 from typing import Any
 
 import chess
 import pytest
 
+import engine.skill
 from engine.game import Game
 from engine.info import InfoCallback, SearchInfo, SearchResult
 from engine.limits import Limits
@@ -17,14 +20,25 @@ from engine.score import Cp, Mate, Reported
 from engine.search import Searcher
 from engine.skill import (
     CANDIDATES,
+    DRAW_ENDS,
     FULL_STRENGTH,
     TIME_SHARE,
     EloScale,
+    Search,
     Skill,
     choose_line,
     search_at_level,
 )
 from games.registry import get_variant
+
+
+def searching(game: Game[Any], searcher: Searcher) -> Search:
+    """The search a level weakens: ``searcher`` on ``game``."""
+
+    def search(capped: Limits, multipv: int, on_info: InfoCallback) -> SearchResult:
+        return searcher.search(game, capped, on_info=on_info, multipv=multipv)
+
+    return search
 
 
 def line(k: int, score: Reported, *pv: str) -> SearchInfo:
@@ -37,7 +51,7 @@ def draws(lines: list[SearchInfo], skill: Skill, n: int = 400) -> Counter[int]:
 
 
 def test_a_move_beyond_the_levels_max_loss_is_never_played() -> None:
-    skill = Skill(19)
+    skill = Skill(12)
     lines = [
         line(1, Cp(100), "a"),
         line(2, Cp(100 - skill.max_loss), "b"),
@@ -104,6 +118,7 @@ def test_the_move_played_is_reported_last_as_line_one_and_ponder_follows_it() ->
         assert [len(r.lines) for r in (result,)] == [1]
     limits, multipv = search.calls[0]
     assert limits.depth == Skill(0).depth  # capped below the go's depth 9
+    assert limits.nodes == Skill(0).nodes
     assert multipv == CANDIDATES
     played = set()
     for seed in range(40):
@@ -114,15 +129,39 @@ def test_the_move_played_is_reported_last_as_line_one_and_ponder_follows_it() ->
             ).best
         )
     assert len(played) > 1  # seeds give other games
+    search_at_level(search, Limits(), Skill(18), multipv=3, on_info=lambda _: None)
+    assert search.calls[-1][0].nodes == Skill(18).budget(3) and search.calls[-1][1] == 3
 
 
-def test_depth_cap_grows_with_the_level_and_a_smaller_go_depth_stays() -> None:
-    depths = [Skill(level).depth for level in range(FULL_STRENGTH)]
-    assert depths == sorted(depths) and depths[0] == 1 and depths[-1] > 5
-    assert Skill(18).limits(Limits(depth=2)).depth == 2
-    assert Skill(18).limits(Limits(nodes=50)).nodes == 50
-    clock = Skill(18).limits(Limits(wtime=8000, btime=6000, winc=100, movetime=1000))
-    assert (clock.wtime, clock.btime, clock.winc, clock.binc, clock.movetime) == (
+def test_every_step_up_searches_more_and_draws_less() -> None:
+    steps = [i / 4 for i in range(4 * FULL_STRENGTH)]  # fractional levels too
+    skills = [Skill(level) for level in steps]
+    per_line = [skill.nodes // skill.lines for skill in skills]
+    assert all(a < b for a, b in itertools.pairwise(per_line))
+    caps = [skill.depth or 999 for skill in skills]
+    assert caps == sorted(caps) and caps[0] == 1 and Skill(6).depth is None
+    temperatures = [skill.temperature for skill in skills]
+    losses = [skill.max_loss for skill in skills]
+    assert temperatures == sorted(temperatures, reverse=True)
+    assert losses == sorted(losses, reverse=True)
+    assert next(s.level for s in skills if not s.draws) == DRAW_ENDS
+    for skill in skills:
+        assert skill.lines == (CANDIDATES if skill.level < DRAW_ENDS else 1)
+        assert (skill.temperature > 0) == skill.draws
+    assert Skill(FULL_STRENGTH - 0.01).nodes > 50_000  # near full strength's nodes at 10+0.1
+
+
+def test_a_level_only_shortens_the_search_and_shares_the_clock_only_with_several_lines() -> None:
+    low, top = Skill(3), Skill(18)
+    assert low.limits(Limits(depth=1, nodes=50)) == Limits(depth=1, nodes=50)
+    assert low.limits(Limits(depth=9)).depth == low.depth
+    assert top.limits(Limits(depth=9)).depth == 9
+    assert top.limits(Limits()).nodes == top.nodes
+    assert top.limits(Limits(), multipv=3).nodes == 3 * top.nodes  # a GUI's lines, each a budget
+    assert low.limits(Limits(), multipv=3).nodes == low.nodes  # fewer than its own four
+    clock = Limits(wtime=8000, btime=6000, winc=100, movetime=1000)
+    shared = low.limits(clock)
+    assert (shared.wtime, shared.btime, shared.winc, shared.binc, shared.movetime) == (
         int(8000 * TIME_SHARE),
         int(6000 * TIME_SHARE),
         int(100 * TIME_SHARE),
@@ -130,21 +169,111 @@ def test_depth_cap_grows_with_the_level_and_a_smaller_go_depth_stays() -> None:
         int(1000 * TIME_SHARE),
     )
     assert TIME_SHARE < 1  # a level never has more time than full strength
+    assert top.limits(clock) == replace(clock, nodes=top.nodes)  # one line: the real clock
     with pytest.raises(ValueError):
         Skill(FULL_STRENGTH)
     with pytest.raises(ValueError):
         Skill(-1)
 
 
+def test_a_top_level_is_full_strengths_search_stopped_at_its_budget() -> None:
+    variant = get_variant("chess")
+    fen = "r1bq1rk1/pp2bppp/2n1pn2/2pp4/3P4/2PBPN2/PP1N1PPP/R1BQ1RK1 w - - 0 8"
+    for level in (DRAW_ENDS, 19.5):
+        skill = Skill(level, seed=1)
+        game, searcher, infos = variant.new(fen), Searcher(8), []
+        search = searching(game, searcher)
+        played = search_at_level(search, Limits(), skill, multipv=1, on_info=infos.append)
+        full = Searcher(8).search(variant.new(fen), Limits(nodes=skill.nodes))
+        assert (played.best, played.score, played.depth, played.nodes, played.pv) == (
+            full.best,
+            full.score,
+            full.depth,
+            full.nodes,
+            full.pv,
+        )
+        assert all(info.multipv == 1 for info in infos)  # one line searched, none lost
+
+
+def test_the_bottom_level_completes_depth_one_with_captures_resolved(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Qxd5 wins a pawn to a one-ply look and loses the queen to ...cxd5: quiescence sees it,
+    also when the level's budget ran out before depth 1 was complete."""
+    variant = get_variant("chess")
+    fen = "4k3/8/2p5/3p4/8/8/8/3QK3 w - - 0 1"
+    for budget in (engine.skill.NODES_AT_ZERO, 1):
+        monkeypatch.setattr(engine.skill, "NODES_AT_ZERO", budget)
+        for seed in range(20):
+            game, searcher = variant.new(fen), Searcher(1)
+            search = searching(game, searcher)
+            result = search_at_level(
+                search, Limits(), Skill(0, seed=seed), multipv=1, on_info=lambda _: None
+            )
+            assert result.depth == 1 and result.best != "d1d5", (budget, seed)
+
+
+def test_no_level_hangs_a_piece_it_sees() -> None:
+    """The rook attacks the knight on a1; only Nb3 and Nc2 keep it. Level 0 draws among
+    its four best moves, two of which lose the knight: it never plays those."""
+    variant = get_variant("chess")
+    fen = "r5k1/8/8/8/8/8/6PP/N6K w - - 0 1"
+    played = set()
+    for seed in range(40):
+        game = variant.new(fen)
+        skill = Skill(0, seed=seed)
+        result = search_at_level(
+            searching(game, Searcher(1)), Limits(), skill, multipv=1, on_info=lambda _: None
+        )
+        played.add(result.best)
+    assert played == {"a1b3", "a1c2"}
+
+
+def test_every_level_plays_a_mate_it_sees() -> None:
+    variant = get_variant("chess")
+    fen = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"  # Ra8#, while other moves are quiet
+    for level in (0, 5, 12, 19.5):
+        for seed in range(10):
+            game = variant.new(fen)
+            result = search_at_level(
+                searching(game, Searcher(1)),
+                Limits(),
+                Skill(level, seed=seed),
+                multipv=1,
+                on_info=lambda _: None,
+            )
+            assert result.best == "a1a8", (level, seed, result)
+            assert result.nodes <= Skill(level).nodes
+
+
+def test_a_seed_replays_the_same_game_and_other_seeds_play_others() -> None:
+    def game_of(seed: int) -> list[str]:
+        game, searcher, moves = get_variant("chess").new(), Searcher(1), []
+        for _ in range(6):
+            search = searching(game, searcher)
+            skill = Skill(2, seed=seed)
+            move = search_at_level(search, Limits(), skill, multipv=1, on_info=lambda _: None)
+            assert move.best is not None
+            moves.append(move.best)
+            game.push(game.parse_move(move.best))
+        return moves
+
+    assert game_of(5) == game_of(5)
+    assert len({tuple(game_of(seed)) for seed in range(4)}) > 1
+
+
 def test_elo_scale_interpolates_between_measured_points_and_clamps_outside() -> None:
     scale = EloScale(((1350, 0.0), (1500, 6.0), (1800, 15.0)), reference="test")
     assert (scale.lowest, scale.highest) == (1350, 1800)
-    assert scale.skill(1350).level == 0.0
-    assert scale.skill(1425).level == 3.0
-    assert scale.skill(1600).level == pytest.approx(9.0)
-    assert scale.skill(1000).level == 0.0
-    assert scale.skill(2500).level == 15.0
-    for bad in (((1350, 0.0),), ((1350, 5.0), (1500, 4.0)), ((1350, 0.0), (1500, 20.0))):
+    assert scale.level(1350) == 0.0
+    assert scale.level(1425) == 3.0
+    assert scale.level(1600) == pytest.approx(9.0)
+    assert scale.level(1000) == 0.0
+    assert scale.level(2500) == 15.0
+    top = EloScale(((1350, 0.0), (2000, float(FULL_STRENGTH))), reference="full strength on top")
+    assert top.skill(2000) is None and top.skill(1999) is not None  # the top is level 20
+    assert top.level(1675) == pytest.approx(FULL_STRENGTH / 2)
+    for bad in (((1350, 0.0),), ((1350, 5.0), (1500, 4.0)), ((1350, 0.0), (1500, 20.5))):
         with pytest.raises(ValueError):
             EloScale(bad, reference="test")
 
@@ -174,7 +303,8 @@ def test_a_chess_level_plays_legal_lines_within_its_depth() -> None:
         result = search_at_level(
             search, Limits(nodes=20_000), skill, multipv=1, on_info=infos.append
         )
-        assert max(info.depth for info in infos) <= skill.depth
+        assert max(info.depth for info in infos) <= (skill.depth or 99)
+        assert result.nodes <= skill.nodes
         after = board.copy()
         for text in result.pv:
             move = chess.Move.from_uci(text)
@@ -189,9 +319,12 @@ def test_a_chess_level_plays_legal_lines_within_its_depth() -> None:
             break
 
 
-def play(variant: str, first: Skill | None, second: Skill | None, limits: Limits) -> int:
-    """One game; +1 if the first player wins, -1 if it loses, 0 for a draw."""
-    game = get_variant(variant).new()
+def play(
+    variant: str, first: Skill | None, second: Skill | None, limits: Limits, fen: str | None = None
+) -> int:
+    """One game (from ``fen``, else the start); +1 if the first player wins, -1 if it loses,
+    0 for a draw."""
+    game = get_variant(variant).new(fen)
     searchers = (Searcher(1), Searcher(1))
     players = (first, second)
     while not game.is_terminal() and game.legal_moves():
@@ -204,16 +337,40 @@ def play(variant: str, first: Skill | None, second: Skill | None, limits: Limits
     return 1 if (game.side == 0) == (outcome > 0) else -1
 
 
-def test_tictactoe_level_zero_loses_to_full_strength_which_never_loses() -> None:
-    limits = Limits(depth=9)
-    results = [play("tictactoe", None, Skill(0, seed=seed), limits) for seed in range(12)]
-    results += [-play("tictactoe", Skill(0, seed=seed), None, limits) for seed in range(12)]
-    assert min(results) >= 0  # full strength (first here) never loses
-    assert results.count(1) >= 2  # and the weakest level loses some games
+@dataclass(frozen=True, slots=True)
+class Ladder:
+    """Levels of a game played against the full-strength search at ``depth``: ``seeds``
+    games each from ``fen`` (``None``: the start), also as the second player if ``both``."""
+
+    variant: str
+    levels: tuple[int, ...]
+    seeds: int
+    depth: int
+    fen: str | None = None
+    both: bool = True
 
 
-def test_connect4_level_zero_loses_to_a_deeper_search() -> None:
-    limits = Limits(depth=6)
-    results = [play("cfour", None, Skill(0, seed=seed), limits) for seed in range(3)]
-    results += [-play("cfour", Skill(0, seed=seed), None, limits) for seed in range(3)]
-    assert results.count(1) >= 4
+LADDERS = [
+    Ladder("tictactoe", (0, 2, 4, 8, 16), seeds=8, depth=9),
+    Ladder("grundy", (0, 4, 8, 12), seeds=10, depth=2, fen="17/13/9/6 w 1", both=False),
+    Ladder("cfour", (0, 3, 10), seeds=4, depth=5),
+]
+
+
+@pytest.mark.parametrize("ladder", LADDERS, ids=lambda ladder: ladder.variant)
+def test_every_game_scores_no_less_against_full_strength_a_level_higher(ladder: Ladder) -> None:
+    """Seeded games of each level against the full-strength search (depth-limited): the
+    points never fall as the level rises, and the bottom scores less than the top (the
+    grundy start is a first player's win: only the level plays it)."""
+    limits, fen = Limits(depth=ladder.depth), ladder.fen
+    points = []
+    for level in ladder.levels:
+        seeds = range(ladder.seeds)
+        results = [play(ladder.variant, Skill(level, seed=s), None, limits, fen) for s in seeds]
+        if ladder.both:
+            results += [
+                -play(ladder.variant, None, Skill(level, seed=s), limits, fen) for s in seeds
+            ]
+        points.append(sum(results))
+    assert points == sorted(points), dict(zip(ladder.levels, points, strict=True))
+    assert points[0] < points[-1]

@@ -1,0 +1,84 @@
+"""The levels' calibration as data (games/calibration.py, games/data/chess_levels.json): one
+source for the engine's Elo scale, the option's range and the documentation's table."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from games.calibration import TABLE_HEADER, Calibration, Point, chained
+from games.chess_game.levels import CALIBRATION_PATH, CHESS_CALIBRATION, CHESS_ELO
+from tests.support.paths import REPO
+
+TABLE_START = "<!-- calibration table: games/data/chess_levels.json -->"
+TABLE_END = "<!-- end of calibration table -->"
+
+
+def point(elo: int, level: float, **changed: object) -> Point:
+    base = Point(
+        elo=elo,
+        level=level,
+        opponent=f"Stockfish {elo}",
+        opponent_elo=elo,
+        games=40,
+        wins=19,
+        draws=3,
+        losses=18,
+        diff=9.0,
+        margin=100.0,
+        interval=100.0,
+        date="2026-12-01",
+        command="python bench/calibrate_levels.py verify",
+    )
+    return replace(base, **changed)  # type: ignore[arg-type]
+
+
+def test_the_documented_table_is_the_calibration_file() -> None:
+    text = (REPO / "docs" / "playing.md").read_text()
+    table = text.split(TABLE_START)[1].split(TABLE_END)[0]
+    assert tuple(line for line in table.splitlines() if line) == CHESS_CALIBRATION.rows()
+    assert CHESS_CALIBRATION.rows()[:2] == TABLE_HEADER
+    declared = f"| UCI_Elo | spin | {CHESS_ELO.lowest} | {CHESS_ELO.lowest}..{CHESS_ELO.highest} |"
+    assert declared in (REPO / "docs" / "uci.md").read_text()
+
+
+def test_the_scale_is_the_files_points_and_each_point_agrees_with_its_match() -> None:
+    points = sorted(CHESS_CALIBRATION.points, key=lambda p: p.elo)
+    assert CHESS_ELO.points == tuple((p.elo, p.level) for p in points)
+    assert Calibration.read(CALIBRATION_PATH) == CHESS_CALIBRATION
+    for each in points:
+        assert abs(each.elo - (each.opponent_elo + each.diff)) <= each.interval, each
+        assert each.interval >= each.margin and each.command and each.date
+
+
+def test_a_row_shows_the_score_rounded_half_up_and_the_file_round_trips() -> None:
+    assert point(1500, 12.0, wins=25, draws=1, losses=14).row() == (
+        "| 1500 | 12 | Stockfish 1500 | 40 | 25-1-14 | 63.8% | +9 +/- 100 | 100 | 2026-12-01 |"
+    )
+    calibration = Calibration("ref", "measured", (point(1350, 8.0), point(1500, 12.5)))
+    assert Calibration.loads(calibration.dumps()) == calibration
+    with pytest.raises(ValueError, match="W-D-L"):
+        point(1350, 8.0, wins=30)
+
+
+def test_a_new_point_replaces_the_one_at_its_level_and_a_scale_must_ascend() -> None:
+    calibration = Calibration("ref", "measured", (point(1350, 8.0), point(1500, 12.0)))
+    remeasured = calibration.with_point(point(1450, 12.0))
+    assert [(p.elo, p.level) for p in remeasured.points] == [(1350, 8.0), (1450, 12.0)]
+    top = remeasured.with_point(point(2000, 20.0))  # full strength's own point on top
+    assert top.scale().highest == 2000 and top.scale().skill(2000) is None
+    lower = top.with_point(point(1100, 4.0))
+    assert [p.elo for p in lower.points] == [1100, 1350, 1450, 2000]
+    with pytest.raises(ValueError, match="at Elo 1350 already"):
+        calibration.with_point(point(1350, 4.0))  # two levels at one Elo: a person decides
+    with pytest.raises(ValueError, match="ascend"):
+        calibration.with_point(point(1600, 10.0))  # stronger by Elo, weaker by level
+
+
+def test_a_chained_point_is_its_anchor_plus_the_difference_with_the_errors_added() -> None:
+    anchor = point(1350, 8.0, interval=60.0)
+    assert chained(anchor, -150.4, 80.0) == (1200, pytest.approx(100.0))
+    below = point(1200, 4.0, interval=100.0)
+    elo, interval = chained(below, -100.0, 75.0)
+    assert (elo, interval) == (1100, pytest.approx(125.0))
