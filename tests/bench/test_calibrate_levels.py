@@ -14,11 +14,32 @@ from typing import Any
 
 import pytest
 
-from games.calibration import Calibration
+from games.calibration import Calibration, Point
 from games.chess_game.levels import CALIBRATION_PATH, CHESS_CALIBRATION
 from tests.support.paths import REPO
 
 SCRIPT = REPO / "bench" / "calibrate_levels.py"
+
+
+def _point(elo: int, level: float, wdl: tuple[int, int, int], diff: float) -> Point:
+    wins, draws, losses = wdl
+    return Point(
+        elo=elo, level=level, opponent=f"Stockfish {elo}", opponent_elo=elo, games=40,
+        wins=wins, draws=draws, losses=losses, diff=diff, margin=110.0, interval=110.0,
+        date="2026-11-24", command="python bench/calibrate_levels.py verify 1350 1500 1600",
+    )  # fmt: skip
+
+
+FILE = Calibration(
+    reference=CHESS_CALIBRATION.reference,
+    status="a fixed file for these tests (the shipped one changes with every calibration)",
+    points=(
+        _point(1350, 10.5, (25, 1, 14), 98.0),
+        _point(1500, 14.7, (19, 2, 19), 0.0),
+        _point(1600, 17.5, (18, 0, 22), -35.0),
+    ),
+)
+"""Three points with fractional levels above level 4: what a recalibration starts from."""
 
 
 @pytest.fixture(scope="module")
@@ -81,21 +102,20 @@ def test_a_pair_match_plays_each_levels_options(tool: ModuleType) -> None:
     assert "--name four --option Skill Level=4 --engine" in text
     assert text.index("Skill Level=4") < text.index("--name zero") < text.index("Skill Level=0")
     assert "--depth 3" in text and "--tc" not in text and "--maxmoves 9" in text
-    assert tool.level_options(8.0, CHESS_CALIBRATION) == ["Skill Level=8"]
-    lowest = min(CHESS_CALIBRATION.points, key=lambda p: p.elo)
-    if lowest.level != int(lowest.level):  # a fractional level is played by its UCI_Elo
-        assert tool.level_options(lowest.level, CHESS_CALIBRATION)[-1] == f"UCI_Elo={lowest.elo}"
+    assert tool.level_options(8.0, FILE) == ["Skill Level=8"]
+    # a fractional level is played by its UCI_Elo
+    assert tool.level_options(10.5, FILE)[-1] == "UCI_Elo=1350"
     with pytest.raises(SystemExit):
-        tool.level_options(11.37, CHESS_CALIBRATION)
+        tool.level_options(11.37, FILE)
 
 
 def test_a_measured_point_goes_into_the_table_file_only_when_it_fits(
     tool: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     table = tmp_path / "levels.json"
-    table.write_text(CHESS_CALIBRATION.dumps())
+    table.write_text(FILE.dumps())
     args = tool.parser().parse_args(["chain", "4", "--table", str(table)])
-    anchor = min(CHESS_CALIBRATION.points, key=lambda p: p.elo)
+    anchor = min(FILE.points, key=lambda p: p.elo)
     elo, interval = tool.chained(anchor, -200.0, 90.0)
     point = tool.measured_point(
         pair(5, 10, 25, -200.0, 90.0),
@@ -149,8 +169,8 @@ def test_skill_ladder_plays_neighbours_and_gives_its_verdict() -> None:
 
 def test_chain_measures_a_level_against_the_point_above_it(tmp_path: Path) -> None:
     table = tmp_path / "levels.json"
-    table.write_text(CHESS_CALIBRATION.dumps())
-    anchor = min(CHESS_CALIBRATION.points, key=lambda p: p.elo)
+    table.write_text(FILE.dumps())
+    anchor = min(FILE.points, key=lambda p: p.elo)
     said = run(
         "chain", "2", "--games", "2", "--nodes", "100", "--maxmoves", "1", "--table", str(table)
     )  # fmt: skip
@@ -159,7 +179,7 @@ def test_chain_measures_a_level_against_the_point_above_it(tmp_path: Path) -> No
     assert f"row | {anchor.elo} | 2 | Brudno level {anchor.level:g} | 2 | 0-2-0 | 50.0% |" in said
     # equal to its anchor: two levels at one Elo is no scale, so the file stays
     assert "table unchanged" in said
-    assert json.loads(table.read_text()) == json.loads(CHESS_CALIBRATION.dumps())
+    assert json.loads(table.read_text()) == json.loads(FILE.dumps())
 
 
 def test_a_new_table_file_collects_points_before_they_make_a_scale(
