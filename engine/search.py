@@ -85,6 +85,15 @@ _SEE_CAPTURE_MARGIN: Final = 100
 """Where late-move pruning applies, a capture losing more than this per ply of depth is not
 searched either."""
 _NULL_MIN_DEPTH: Final = 3
+_SE_DEPTH: Final = 7
+_SE_TT_DEPTH: Final = 3
+_SE_MARGIN: Final = 2
+_SE_DOUBLE_MARGIN: Final = 25
+_SE_DOUBLE_LIMIT: Final = 6
+"""Singular extensions (Step 15): at depth 7 or more, where the table's move has a lower or
+exact bound at most 3 plies shallower, the other moves are searched to half the depth against
+``tt_score - 2·depth``; a TT move alone above it is extended by a ply (two when the others
+fall 25 cp further below, at most 6 times in a line)."""
 _IIR_DEPTH: Final = 4
 _LMR_MIN_DEPTH: Final = 3
 _LMR_MIN_MOVES: Final = 3
@@ -199,6 +208,11 @@ class SearchConfig:
     razoring: bool = False
     """At depth 1-2 of a non-PV node whose evaluation lies 300/500 cp below alpha, return
     quiescence's value if it confirms the node fails low."""
+    singular: bool = False
+    """Singular extensions with multi-cut (Stockfish's Step 15): the table's move is searched
+    a ply deeper when no other move comes near its stored score at half the depth, the node
+    is cut when another move beats beta too (multi-cut), and the table's move is searched a
+    ply shallower when its stored score beats beta but it is not singular."""
     probcut: bool = True
     """ProbCut (Buro's, as Stockfish does it): where a winning capture's search four plies
     shallower beats beta + 150 cp, the full-depth search would almost surely beat beta too
@@ -234,6 +248,7 @@ ABLATIONS: Final[dict[str, SearchConfig]] = {
     "pvs-countermove": SearchConfig(counter_moves=True),
     "pvs-fallingtime": SearchConfig(falling_eval_time=True),
     "pvs-razoring": SearchConfig(razoring=True),
+    "pvs-singular": SearchConfig(singular=True),
 }
 """The production search with one heuristic switched from its default, by ``Algorithm``
 name: a match of ``pvs`` against one of these measures what that heuristic is worth
@@ -398,6 +413,10 @@ class Stack:
         self.static_eval: int | None = None
         """The static evaluation here (``None`` in check), kept only where "improving" is
         measured: it compares this ply with two before."""
+        self.excluded: Any = None
+        """The move a singular extension search leaves out of this node (Step 15)."""
+        self.double_extensions = 0
+        """Double singular extensions on the line to this ply."""
 
 
 def reduction(depth: int, move_count: int) -> int:
@@ -450,6 +469,7 @@ class Worker:
         self.first_cutoffs = 0
         self.tbhits = 0
         self.ext_limit = 2
+        self.se_limit = 2
         self.stop = StopPoll(
             node_limit=driver.node_limit,
             control=driver.control,
@@ -487,6 +507,7 @@ class Worker:
         self.use_counter = cfg.counter_moves
         self.use_improving = cfg.improving and self.use_fut
         self.use_tt_eval = cfg.tt_eval
+        self.use_singular = cfg.singular and not proof
         # The optional capabilities (engine.game), asked once per search.
         exchange = game if isinstance(game, StaticExchange) else None
         self.exchange = exchange
@@ -562,6 +583,7 @@ class Worker:
 
     def begin_iteration(self, depth: int) -> None:
         self.ext_limit = 2 * depth if self.cfg.check_extension else 0
+        self.se_limit = 2 * depth
         self.events_before = self.events
 
     def end_iteration(self, depth: int, lines: list[Line]) -> Iteration:
@@ -752,6 +774,7 @@ class Worker:
         ss = self.stack[ply]
         if pv_node:
             ss.pv = _NO_PV
+        excluded = ss.excluded  # a singular extension search of the parent node (Step 15)
         tb_lo = -INF
         tb_hi = INF
 
@@ -773,7 +796,7 @@ class Worker:
 
         # Check extension (a node in check searches one ply deeper; Stockfish extends per
         # move in its Step 15), then the horizon: quiescence.
-        if in_check and ply < self.ext_limit:
+        if in_check and ply < self.ext_limit and excluded is None:
             depth += 1
         if depth <= 0:
             if self.use_qs:
@@ -787,7 +810,8 @@ class Worker:
             self.seldepth = ply
         events_at_entry = self.events
 
-        # Step 4. Transposition table lookup.
+        # Step 4. Transposition table lookup; a singular extension search reads only the
+        # static evaluation: the entry is the full node's (and it stores nothing, below).
         key = self.key()
         entry = self.tt.lookup(key)
         tt_move = None
@@ -795,7 +819,11 @@ class Worker:
         tt_depth = 0
         tt_bound = 0
         ev: int | None = None
-        if entry:
+        if excluded is not None:
+            tt_move = excluded  # first in the order, so that search_moves skips it
+            if entry:
+                ev = entry_eval(entry)
+        elif entry:
             tt_move = self.tt.entry_move(entry)
             tt_score = from_tt(entry_score(entry), ply)
             tt_depth = entry_depth(entry)
@@ -815,7 +843,11 @@ class Worker:
         # the probe limit, takes the tables' result when its bound settles the node; a PV node
         # searches on, its result kept within the bound (so mates are still found).  A lost
         # position in check is searched too: it may be mate, which WDL does not say.
-        if self.tb_limit and (depth >= self.tb_depth or self.tb_pieces() < self.tb_limit):
+        if (
+            self.tb_limit
+            and excluded is None
+            and (depth >= self.tb_depth or self.tb_pieces() < self.tb_limit)
+        ):
             wdl = self.tb_wdl()
             if wdl is not None and not (in_check and wdl < 0):
                 self.tbhits += 1
@@ -900,6 +932,7 @@ class Worker:
             # that nothing reaches that far.
             if (
                 self.use_probcut
+                and excluded is None
                 and depth >= _PROBCUT_DEPTH
                 and -MATE_BOUND < beta < MATE_BOUND - _PROBCUT_MARGIN
                 and not (entry and tt_depth >= depth - 3 and tt_score < beta + _PROBCUT_MARGIN)
@@ -908,14 +941,52 @@ class Worker:
                 if v != _NONE:
                     return v
 
+        # Step 15. Extensions: the table's move singular (searched deeper), or another move
+        # beating beta too (multi-cut), found before the loop since only that move is asked
+        # about.  The check extension is the node's own, above.
+        tt_ext = 0
+        if self.use_singular and excluded is None:
+            ss.double_extensions = self.stack[ply - 1].double_extensions
+            if (
+                depth >= _SE_DEPTH
+                and tt_move is not None
+                and tt_bound & LOWER
+                and tt_depth >= depth - _SE_TT_DEPTH
+                and -TB_BOUND < tt_score < TB_BOUND
+                and ply < self.se_limit
+            ):
+                tt_ext = self.singular_extension(
+                    depth, beta, ply, pv_node, in_check, tt_move, tt_score
+                )
+                if tt_ext == _NONE:
+                    self.events += 1
+                    return tt_score - _SE_MARGIN * depth
+                if tt_ext == 2:
+                    ss.double_extensions += 1
+
         # Steps 13-20: the moves.
         best, best_move = self.search_moves(
-            depth, alpha, beta, ply, pv_node, in_check, tt_move, futile, improving
+            depth,
+            alpha,
+            beta,
+            ply,
+            pv_node,
+            in_check,
+            tt_move,
+            futile,
+            improving,
+            tt_ext,
+            excluded is not None,
         )
 
-        # Step 21. Check for mate and stalemate.
+        # Step 21. Check for mate and stalemate (a singular extension search without another
+        # move: the table's move is singular).
         if best == _NONE:
+            if excluded is not None:
+                return alpha
             return outcome_score(self.terminal_value(), ply)
+        if excluded is not None:
+            return best
 
         # Save the result (mate and tablebase scores made node-relative).
         if pv_node:
@@ -955,6 +1026,43 @@ class Worker:
             return beta if s >= MATE_BOUND else s
         return _NONE
 
+    def singular_extension(  # noqa: PLR0917 - called from one place
+        self,
+        depth: int,
+        beta: int,
+        ply: int,
+        pv_node: bool,
+        in_check: bool,
+        tt_move: Any,
+        tt_score: int,
+    ) -> int:
+        """Step 15: search the node without ``tt_move`` to half the depth against
+        ``tt_score - 2·depth``.  The extension of ``tt_move``: 1 if nothing else comes near
+        it (2 when far below, within the line's limit), -1 if it is not singular but its score
+        beats beta; :data:`_NONE` when the other moves beat beta too (multi-cut)."""
+        singular_beta = tt_score - _SE_MARGIN * depth
+        ss = self.stack[ply]
+        ss.excluded = tt_move
+        try:
+            v = self.negamax(
+                (depth - 1) // 2, singular_beta - 1, singular_beta, ply, False, False, in_check
+            )
+        finally:
+            ss.excluded = None
+        if v < singular_beta:
+            if (
+                not pv_node
+                and v < singular_beta - _SE_DOUBLE_MARGIN
+                and ss.double_extensions < _SE_DOUBLE_LIMIT
+            ):
+                return 2
+            return 1
+        if singular_beta >= beta:
+            return _NONE
+        if tt_score >= beta:
+            return -1
+        return 0
+
     def probcut(  # noqa: PLR0917 - called from one place
         self, depth: int, beta: int, ply: int, judged: int, key: int, ev: int | None
     ) -> int:
@@ -992,9 +1100,12 @@ class Worker:
         tt_move: Any,
         futile: bool,
         improving: bool,
+        tt_ext: int,
+        excluded: bool,
     ) -> tuple[int, Any]:
         """Steps 13-20 of :meth:`negamax`: the moves in staged order; the best score and
-        move (the score :data:`_NONE` when there is no legal move)."""
+        move (the score :data:`_NONE` when there is no legal move).  ``tt_move`` is searched
+        ``tt_ext`` plies deeper (Step 15), or not at all when ``excluded``."""
         # Step 13. Loop through the moves, in staged order.
         ss = self.stack[ply]
         best = -INF
@@ -1019,6 +1130,8 @@ class Worker:
             counter=None if previous is None else counters_here.get(previous),
             interned=self.interned,
         ):
+            if stage == STAGE_TT and excluded:
+                continue
             legal += 1
             # Step 14. Pruning at shallow depth: futile and late quiet moves (move count
             # pruning), and losing captures near the horizon; a move that gives check is
@@ -1040,7 +1153,8 @@ class Worker:
             ss.current_move = move
             check = self.in_check()
             if not searched:
-                s = -self.negamax(new_depth, -beta, -alpha, ply + 1, pv_node, True, check)
+                d = new_depth + tt_ext if stage == STAGE_TT else new_depth
+                s = -self.negamax(d, -beta, -alpha, ply + 1, pv_node, True, check)
             else:
                 # Step 17. Late moves reduction: quiet moves late in the order, out of check.
                 r = 0

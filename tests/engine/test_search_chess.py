@@ -16,7 +16,7 @@ from engine.game import ChanceGame, CheckTest, Game, StaticExchange
 from engine.limits import Limits
 from engine.ordering import STAGE_LOSING, STAGE_NOISY, STAGE_QUIET, staged_moves
 from engine.score import Cp, Mate
-from engine.search import Searcher
+from engine.search import SearchConfig, Searcher
 from games.registry import get_variant
 from tests.support.paths import DATA
 
@@ -136,3 +136,12 @@ def test_capabilities_are_runtime_checkable_protocols(
     game = get_variant(variant).new()
     offered = {c for c in (StaticExchange, CheckTest, ChanceGame) if isinstance(game, c)}
     assert offered == capabilities
+
+
+def test_singular_extension_finds_the_only_move_a_ply_sooner() -> None:
+    """WAC.082: Bh7+ wins by a line of checks and only moves.  At depth 7 plain ``pvs``
+    plays another move; singular extensions search the only moves of that line a ply deeper
+    (the other replies fail far below the table's score) and find it."""
+    fen = "3rr1k1/pp3pp1/4b3/8/2P1B2R/6QP/P3q1P1/5R1K w - - 0 1"
+    result = Searcher(16, config=SearchConfig(singular=True)).search(chess(fen), Limits(depth=7))
+    assert str(result.best) == "e4h7"

@@ -57,6 +57,7 @@ _SHORT = {
     "qsearch_tt_eval": "qstteval",
     "probcut": "probcut",
     "history_lmr": "historylmr",
+    "singular": "singular",
 }
 
 

@@ -69,6 +69,7 @@ def test_default_specs_declare_the_documented_options() -> None:
                 "pvs-countermove",
                 "pvs-fallingtime",
                 "pvs-razoring",
+                "pvs-singular",
                 *UCI_ALGORITHMS,
             ),
         ),
