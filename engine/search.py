@@ -208,7 +208,7 @@ class SearchConfig:
     razoring: bool = False
     """At depth 1-2 of a non-PV node whose evaluation lies 300/500 cp below alpha, return
     quiescence's value if it confirms the node fails low."""
-    singular: bool = False
+    singular: bool = True
     """Singular extensions with multi-cut (Stockfish's Step 15): the table's move is searched
     a ply deeper when no other move comes near its stored score at half the depth, the node
     is cut when another move beats beta too (multi-cut), and the table's move is searched a
@@ -245,10 +245,10 @@ ABLATIONS: Final[dict[str, SearchConfig]] = {
     "pvs-no-probcut": SearchConfig(probcut=False),
     "pvs-no-historylmr": SearchConfig(history_lmr=False),
     "pvs-no-improving": SearchConfig(improving=False),
+    "pvs-no-singular": SearchConfig(singular=False),
     "pvs-countermove": SearchConfig(counter_moves=True),
     "pvs-fallingtime": SearchConfig(falling_eval_time=True),
     "pvs-razoring": SearchConfig(razoring=True),
-    "pvs-singular": SearchConfig(singular=True),
 }
 """The production search with one heuristic switched from its default, by ``Algorithm``
 name: a match of ``pvs`` against one of these measures what that heuristic is worth

@@ -138,10 +138,11 @@ def test_capabilities_are_runtime_checkable_protocols(
     assert offered == capabilities
 
 
-def test_singular_extension_finds_the_only_move_a_ply_sooner() -> None:
-    """WAC.082: Bh7+ wins by a line of checks and only moves.  At depth 7 plain ``pvs``
-    plays another move; singular extensions search the only moves of that line a ply deeper
-    (the other replies fail far below the table's score) and find it."""
+def test_singular_extension_finds_the_only_move_at_depth_seven() -> None:
+    """WAC.082: Bh7+ wins by a line of checks and only moves; singular extensions (on by
+    default) search the only moves of that line a ply deeper (the other replies fail far
+    below the table's score), and the search finds it at depth 7."""
     fen = "3rr1k1/pp3pp1/4b3/8/2P1B2R/6QP/P3q1P1/5R1K w - - 0 1"
-    result = Searcher(16, config=SearchConfig(singular=True)).search(chess(fen), Limits(depth=7))
+    assert SearchConfig().singular
+    result = Searcher(16).search(chess(fen), Limits(depth=7))
     assert str(result.best) == "e4h7"
