@@ -955,12 +955,16 @@ class Worker:
                 and -TB_BOUND < tt_score < TB_BOUND
                 and ply < self.se_limit
             ):
+                events = self.events
                 tt_ext = self.singular_extension(
                     depth, beta, ply, pv_node, in_check, tt_move, tt_score
                 )
                 if tt_ext == _NONE:
                     self.events += 1
                     return tt_score - _SE_MARGIN * depth
+                # The verification search only chose the TT move's depth: its horizon does not
+                # make this node's result inexact (the move loop's own searches say that).
+                self.events = events
                 if tt_ext == 2:
                     ss.double_extensions += 1
 
