@@ -65,9 +65,7 @@ import argparse
 import datetime
 import enum
 import itertools
-import json
 import shlex
-import subprocess
 import sys
 import tempfile
 import time
@@ -76,7 +74,16 @@ from typing import Any
 
 import chess
 import chess.engine
-from match_stockfish import OPENINGS, REPO, SF_ELO_MAX, SF_ELO_MIN, TABLES, result_line, run_match
+from match_stockfish import (
+    OPENINGS,
+    REPO,
+    SF_ELO_MAX,
+    SF_ELO_MIN,
+    TABLES,
+    play_match,
+    result_line,
+    run_match,
+)
 from time_profile import profile
 
 from engine.skill import FULL_STRENGTH
@@ -190,13 +197,7 @@ def run_pair(
         command += ["--quiet"]
         if base.pgn:
             command += ["--pgn", base.pgn]
-        print("$ " + shlex.join(["brudno", *command[3:]]), file=sys.stderr, flush=True)
-        done = subprocess.run(command, cwd=REPO, stdout=subprocess.PIPE, text=True, check=False)
-        if done.returncode != 0:
-            raise SystemExit(f"brudno match failed ({done.returncode})")
-        sys.stderr.write(done.stdout)
-        result: dict[str, Any] = json.loads(summary.read_text())
-        pair: dict[str, Any] = result["pairs"][0]
+        pair: dict[str, Any] = play_match(command, summary)["pairs"][0]
         return pair
 
 

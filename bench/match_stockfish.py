@@ -83,13 +83,7 @@ def run_match(args: argparse.Namespace, sf_elo: int) -> dict[str, Any]:
             command += ["--each-option", f"SyzygyPath={TABLES}"]
         if args.pgn:
             command += ["--pgn", args.pgn]
-        print("$ " + shlex.join(["brudno", *command[3:]]), file=sys.stderr, flush=True)
-        done = subprocess.run(command, cwd=REPO, stdout=subprocess.PIPE, text=True, check=False)
-        if done.returncode != 0:
-            raise SystemExit(f"brudno match failed ({done.returncode})")
-        sys.stderr.write(done.stdout)
-        result: dict[str, Any] = json.loads(summary.read_text())
-        return result
+        return play_match(command, summary)
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,3 +241,15 @@ def main() -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def play_match(command: list[str], summary: Path) -> dict[str, Any]:
+    """Run a ``brudno match`` command line (``python -m brudno match ...``) that writes its
+    ``--json`` to ``summary``: echo it, pass its report on to stderr, return the JSON."""
+    print("$ " + shlex.join(["brudno", *command[3:]]), file=sys.stderr, flush=True)
+    done = subprocess.run(command, cwd=REPO, stdout=subprocess.PIPE, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"brudno match failed ({done.returncode})")
+    sys.stderr.write(done.stdout)
+    result: dict[str, Any] = json.loads(summary.read_text())
+    return result
