@@ -239,10 +239,6 @@ def main() -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
-
-
 def play_match(command: list[str], summary: Path) -> dict[str, Any]:
     """Run a ``brudno match`` command line (``python -m brudno match ...``) that writes its
     ``--json`` to ``summary``: echo it, pass its report on to stderr, return the JSON."""
@@ -253,3 +249,7 @@ def play_match(command: list[str], summary: Path) -> dict[str, Any]:
     sys.stderr.write(done.stdout)
     result: dict[str, Any] = json.loads(summary.read_text())
     return result
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
