@@ -6,6 +6,8 @@ normal search.
 transport (stdio, TCP, MQTT jobs) gets the same answer.  In order:
 
 1. the book knows every child of the position: play a best one (centre first among equals);
+   or, in a strategy book (:mod:`games.connect4.strategy`), the book holds the position and a
+   child that keeps its outcome: play that drop;
 2. otherwise the solver proves the position within the move's budget, the book's score of the
    position (when it has one) saving the narrowing; a proven score is final, and the best
    moves keep it (in a lost position: the ones that delay the loss longest);
@@ -55,6 +57,7 @@ __all__ = [
     "shipped_book",
     "solve_for_uci",
     "solve_with_book",
+    "strategy_answer",
 ]
 
 UCI_NODE_BUDGET: Final = 400_000
@@ -101,6 +104,9 @@ class Source(enum.Enum):
     BOUND = "bound"
     """The solver proved a lower bound of at least a draw, and the drops that keep it, but not
     the exact score before its budget ran out."""
+    STRATEGY = "strategy"
+    """A strategy book: the position's outcome, and the drops to children that keep it (a win
+    is a lower bound on the score, a draw exact)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +166,19 @@ def solve_with_book(
     return Answer(solution, Source.SOLVER if known is None else Source.BOOK)
 
 
+def strategy_answer(position: Connect4, book: Connect4Book) -> Answer | None:
+    """The book's strategy move (:meth:`Connect4Book.strategy_moves`) as an answer whose score
+    is the outcome's least score (1 for a win, 0 for a draw); None when the book has none."""
+    started = time.perf_counter()
+    keep = book.strategy_moves(position)
+    outcome = book.outcome(position)
+    if not keep or outcome is None:
+        return None
+    elapsed = (time.perf_counter() - started) * 1000.0
+    solution = Solution(outcome, position.ply, keep, keep[:1], 0, elapsed)
+    return Answer(solution, Source.STRATEGY)
+
+
 def keep_bound(position: Connect4, solver: Connect4Solver, low: int) -> Answer:
     """The drops that keep a proven lower bound ``low`` of the position's score (one
     null-window probe each), as an answer whose score is that bound.  The solver's limits
@@ -209,20 +228,19 @@ class Connect4Player:
 
         An answer reports one ``info`` line per null-window probe (bounds, as
         ``lowerbound``/``upperbound``, the last one exact when it proves the score), an
-        ``info string`` naming its source (``book:``,
+        ``info string`` naming its source (``book:``, ``strategy:``,
         ``exact:`` or ``bound:``) with the score and every best column, and a final line with
-        the PV, exact (its WDL certain) or, for a bound, ``lowerbound``; its ``score`` is a
-        ``Mate`` (``Cp(0)`` for a draw).
+        the PV, exact (its WDL certain) or, for a bound or a strategy's win, ``lowerbound``;
+        its ``score`` is a ``Mate`` (``Cp(0)`` for a draw).
         """
-        if not isinstance(game, Connect4) or game.is_terminal():
-            return None
-        if limits.searchmoves is not None:
-            return None
-        if (limits.depth is not None or limits.nodes is not None) and not (
-            limits.mate is not None or limits.infinite
-        ):
+        if not isinstance(game, Connect4) or _declines(game, limits):
             return None
         started = time.monotonic()
+        book = self._book()
+        if book is not None and book.move_scores(game) is None:
+            strategy = strategy_answer(game, book)
+            if strategy is not None:
+                return _report(game, strategy, 0, started, on_info)
         budget = allocate(limits, game.side, game.ply, move_overhead_ms)
         solver = Connect4Solver(_UCI_TT_ENTRIES)
         node_budget = self._node_budget
@@ -240,7 +258,6 @@ class Connect4Player:
 
             return stopped
 
-        book = self._book()
         reporter = _ProbeReporter(game.ply, solver, started, on_info)
         solver.limit(max_nodes=node_budget if use_nodes else None, stopped=stopped_after(0.5))
         try:
@@ -262,6 +279,14 @@ class Connect4Player:
         finally:
             solver.limit()
         return _report(game, answer, solver.table_size, started, on_info)
+
+
+def _declines(game: Connect4, limits: Limits) -> bool:
+    """The ``go`` commands the hook leaves to the normal search (see ``__call__``)."""
+    if game.is_terminal() or limits.searchmoves is not None:
+        return True
+    fixed = limits.depth is not None or limits.nodes is not None
+    return fixed and not (limits.mate is not None or limits.infinite)
 
 
 solve_for_uci: Final = Connect4Player(shipped_book)
@@ -333,7 +358,9 @@ def _report(
             f"{' '.join(str(c + 1) for c in solution.best_moves)}",
         )
     )
-    exact = answer.source is not Source.BOUND
+    exact = answer.source in (Source.BOOK, Source.SOLVER) or (
+        answer.source is Source.STRATEGY and score == 0
+    )
     wdl = (1000, 0, 0) if score > 0 else (0, 0, 1000) if score < 0 else (0, 1000, 0)
     line = SearchInfo(
         depth=depth,
@@ -364,6 +391,7 @@ _LABELS: Final = {
     Source.BOOK: "book score",
     Source.SOLVER: "solver score",
     Source.BOUND: "proven at least",
+    Source.STRATEGY: "strategy keeps at least",
 }
 
 
