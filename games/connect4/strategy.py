@@ -172,24 +172,39 @@ def _start_worker(leaf_nodes: int, tt_entries: int) -> None:
     _worker = StrategyBuilder(leaf_nodes, tt_entries=tt_entries)
 
 
-def _grow_task(position: tuple[int, int]) -> tuple[dict[int, int], int, StrategyStats]:
-    """One task in a worker: the entries it adds, their deepest stone count, its cost."""
+_Position = tuple[int, int]
+_TaskResult = tuple[dict[int, int], int, StrategyStats, list[_Position]]
+"""A task's entries, their deepest stone count, its cost, and the positions it leaves."""
+
+
+def _task(position: _Position, whole: bool) -> _TaskResult:
+    """One task in a worker: the whole strategy below ``position`` (``whole``), or only its
+    step, leaving the replies' positions to later tasks."""
     assert _worker is not None
     first = _worker.stats
     _worker.entries = {}
     _worker.depth = 0
-    _worker.grow(*position)
+    if whole:
+        _worker.grow(*position)
+        left: list[_Position] = []
+    else:
+        left = _worker.step(*position)
     stats = _worker.stats
-    return (
-        _worker.entries,
-        _worker.depth,
-        StrategyStats(
-            stats.inner - first.inner,
-            stats.leaves - first.leaves,
-            stats.lost - first.lost,
-            stats.nodes - first.nodes,
-        ),
+    cost = StrategyStats(
+        stats.inner - first.inner,
+        stats.leaves - first.leaves,
+        stats.lost - first.lost,
+        stats.nodes - first.nodes,
     )
+    return _worker.entries, _worker.depth, cost, left
+
+
+def _step_task(position: _Position) -> _TaskResult:
+    return _task(position, False)
+
+
+def _grow_task(position: _Position) -> _TaskResult:
+    return _task(position, True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,40 +226,39 @@ def build_strategy(
     """The outcome book of the strategy from each root (the side to move there is the
     strategy's player), and what it cost.
 
-    The first ``plan.split_plies`` plies of our positions are explored here; each of our
-    positions found below them is a task for one of ``plan.jobs`` worker processes (with 1,
-    this process).  ``on_task(done, total, stats)`` follows the tasks (stats so far).
+    Each of our positions in the first ``plan.split_plies`` plies from the roots is a task
+    for one of ``plan.jobs`` worker processes (with 1, this process) that takes its step;
+    each of our positions below them, a task that takes the whole strategy below it.
+    ``on_task(done, known, stats)`` follows the tasks: those done, those known so far, and
+    the cost so far.
     """
     leaf_nodes, jobs, tt_entries = plan.leaf_nodes, plan.jobs, plan.tt_entries
-    top = StrategyBuilder(leaf_nodes, tt_entries=tt_entries)
-    tasks: list[tuple[int, int]] = []
-    for root in roots:
-        level = [(root.current, root.mask)]
-        for _ in range(0, plan.split_plies, 2):
-            level = [reply for position in level for reply in top.step(*position)]
-        tasks.extend(level)
-    tasks = list({book_key(*task): task for task in tasks}.values())
-    entries = dict(top.entries)
-    total = top.stats
-    depth = top.depth
-    results: Iterable[tuple[dict[int, int], int, StrategyStats]]
+    pool = None
     if jobs <= 1:
         _start_worker(leaf_nodes, tt_entries)
-        results = map(_grow_task, tasks)
-        pool = None
     else:
         context = multiprocessing.get_context("fork")
         pool = context.Pool(jobs, initializer=_start_worker, initargs=(leaf_nodes, tt_entries))
-        results = pool.imap_unordered(_grow_task, tasks)
+    entries: dict[int, int] = {}
+    total = StrategyStats()
+    depth = done = 0
+    level = [(root.current, root.mask) for root in roots]
     try:
-        for done, (found, found_depth, stats) in enumerate(results, 1):
-            for key, value in found.items():
-                if entries.setdefault(key, value) != value:
-                    raise AssertionError(f"two outcomes for key {key:x}")
-            depth = max(depth, found_depth)
-            total += stats
-            if on_task is not None:
-                on_task(done, len(tasks), total)
+        for split in range(0, plan.split_plies + 1, 2):
+            task = _grow_task if split == plan.split_plies else _step_task
+            tasks = list({book_key(*position): position for position in level}.values())
+            results = map(task, tasks) if pool is None else pool.imap_unordered(task, tasks)
+            level = []
+            for index, (found, found_depth, stats, left) in enumerate(results, 1):
+                for key, value in found.items():
+                    if entries.setdefault(key, value) != value:
+                        raise AssertionError(f"two outcomes for key {key:x}")
+                depth = max(depth, found_depth)
+                total += stats
+                level.extend(left)
+                if on_task is not None:
+                    on_task(done + index, done + len(tasks), total)
+            done += len(tasks)
     finally:
         if pool is not None:
             pool.terminate()
