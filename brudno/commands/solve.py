@@ -191,10 +191,10 @@ def solve_cfour(
         raise GameError(f"the game is over, there is nothing to solve ({label})")
     started = time.perf_counter()
     first_node = solver.nodes
-    known = None if book is None else book.score(position)
+    known = None if book is None else book.outcome(position)
     book_scores = None if book is None else book.move_scores(position)
     if weak:
-        score = solver.score(position, weak=True) if known is None else _sign(known)
+        score = solver.score(position, weak=True) if known is None else known
         if book_scores is None:
             best = _weak_best_moves(position, solver, score)
         else:

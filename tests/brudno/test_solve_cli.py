@@ -8,6 +8,7 @@ import io
 import json
 import re
 import subprocess
+from array import array
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from brudno.cli import build_parser
 from brudno.commands import solve
 from games.connect4.board import Connect4
+from games.connect4.book import BookKind, Connect4Book, book_key
 from games.connect4.book_builder import build_book
 from tests.support.paths import DATA
 
@@ -247,3 +249,21 @@ def test_an_unusable_book_is_bad_input(tmp_path: Path) -> None:
     assert run_solve(["--book", str(damaged), "4455"])[0] == solve.ExitStatus.BAD_INPUT
     missing = tmp_path / "missing.bin"
     assert run_solve(["--book", str(missing), "4455"])[0] == solve.ExitStatus.BAD_INPUT
+
+
+def test_an_outcome_book_answers_weak_solves_only(tmp_path: Path) -> None:
+    """An outcome book (a strategy's) gives ``--weak`` its outcome; an exact solve does not
+    take the outcome for a score and proves the position."""
+    moves, expected = (PONS / "Test_L2_R1").read_text(encoding="utf-8").split("\n")[0].split()
+    position = Connect4.from_moves(moves)
+    outcome = (int(expected) > 0) - (int(expected) < 0)
+    key = book_key(position.current, position.mask)
+    book = Connect4Book(position.ply, array("Q", [key]), array("b", [outcome]), BookKind.OUTCOME)
+    path = tmp_path / "strategy.bin"
+    path.write_bytes(book.to_bytes())
+    status, out = run_solve(["--json", "--weak", "--book", str(path), moves])
+    weak = json.loads(out)
+    assert status == 0 and weak["book"] is True and weak["score"] == outcome
+    status, out = run_solve(["--json", "--book", str(path), moves])
+    exact = json.loads(out)
+    assert status == 0 and exact["book"] is False and exact["score"] == int(expected)
