@@ -1,9 +1,15 @@
 """Connect Four's play hook answers the same over every transport: the real ``brudno``
-process on stdio, the TCP server's worker processes and an MQTT worker's job, on a lost
-end-game position, all give the proven score and the move that delays the loss longest
-(``go mate``: a node budget, no clock)."""
+process on stdio, the TCP server's worker processes and an MQTT worker's job.  On a lost
+end-game position all give the proven score and the move that delays the loss longest
+(``go mate``: a node budget, no clock); on the empty board, under a clock, all answer from
+the shipped strategy book with the centre drop."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
 
 from engine.score import Mate, report
 from games.connect4.board import COLUMN_ORDER, Connect4
@@ -48,36 +54,68 @@ def answer(lines: list[str]) -> tuple[str, str]:
     return score, lines[-1].split()[1]
 
 
-def commands(moves: str) -> tuple[str, str]:
-    return "setoption name UCI_Variant value cfour", f"position fen {moves}"
+def book_answer(lines: list[str]) -> tuple[str, str]:
+    """Where the answer came from (the ``info string`` prefix) and the best move."""
+    notes = [s for s in lines if s.startswith("info string ")]
+    assert notes and lines[-1].startswith("bestmove "), lines
+    return notes[-1].split()[2].rstrip(":"), lines[-1].split()[1]
 
 
-async def test_stdio(brudno: list[str]) -> None:
+@dataclass(frozen=True)
+class Case:
+    position: str
+    go: str
+    expected: tuple[str, str]
+    answer: Callable[[list[str]], tuple[str, str]]
+
+
+def lost_case() -> Case:
     moves, expected = lost_position()
+    return Case(f"position fen {moves}", GO, expected, answer)
+
+
+def book_case() -> Case:
+    clock = "go wtime 10000 btime 10000 winc 100 binc 100"
+    return Case("position startpos", clock, ("strategy", "P@d1"), book_answer)
+
+
+CASES = pytest.mark.parametrize("make", [lost_case, book_case], ids=["lost", "book"])
+
+
+def commands(case: Case) -> tuple[str, str]:
+    return "setoption name UCI_Variant value cfour", case.position
+
+
+@CASES
+async def test_stdio(brudno: list[str], make: Callable[[], Case]) -> None:
+    case = make()
     engine = await UciProcess.start(brudno)
     try:
-        await engine.exchange(*commands(moves))
-        await engine.send(GO)
-        assert answer(await engine.read_until(lambda s: s.startswith("bestmove"))) == expected
+        await engine.exchange(*commands(case))
+        await engine.send(case.go)
+        lines = await engine.read_until(lambda s: s.startswith("bestmove"))
+        assert case.answer(lines) == case.expected
     finally:
         assert await engine.close() == 0
 
 
-async def test_tcp() -> None:
-    moves, expected = lost_position()
+@CASES
+async def test_tcp(make: Callable[[], Case]) -> None:
+    case = make()
     async with running_server() as server:
         client = await TcpClient.open(server.port)
-        await client.exchange(*commands(moves))
-        await client.send(GO)
+        await client.exchange(*commands(case))
+        await client.send(case.go)
         infos, best = await client.bestmove()
-        assert answer([*infos, f"bestmove {best}"]) == expected
+        assert case.answer([*infos, f"bestmove {best}"]) == case.expected
         await client.send("quit")
         assert await client.read_to_end() == []
         await client.close()
 
 
-async def test_mqtt_job(mosquitto: Mosquitto, mqtt_prefix: str) -> None:
-    moves, expected = lost_position()
+@CASES
+async def test_mqtt_job(mosquitto: Mosquitto, mqtt_prefix: str, make: Callable[[], Case]) -> None:
+    case = make()
     await ensure_warm()
     async with (
         running_worker(mosquitto, mqtt_prefix),
@@ -85,9 +123,9 @@ async def test_mqtt_job(mosquitto: Mosquitto, mqtt_prefix: str) -> None:
     ):
         reply = await ask.ask(
             "cfour",
-            f"position fen {moves}\n{GO}\n",
+            f"{case.position}\n{case.go}\n",
             timeout=HANG_TIMEOUT,
             options=AskOptions(require_worker=True),
         )
     assert not reply.error and reply.errors == (), reply.lines
-    assert answer(list(reply.lines)) == expected
+    assert case.answer(list(reply.lines)) == case.expected
