@@ -70,6 +70,20 @@ def estimate(root: Connect4, depth: int, samples: int, *, seed: int, max_nodes: 
     )
 
 
+def write_or_check(data: bytes, output: Path, *, check: bool) -> int:
+    """Write a built book to ``output``, or with ``check`` compare it with the file there:
+    the exit status (0 written or equal, 1 different), with a line saying which."""
+    if check:
+        if not output.exists() or output.read_bytes() != data:
+            print(f"{output} differs from the rebuilt book", file=sys.stderr)
+            return 1
+        print(f"{output} is this script's book")
+        return 0
+    output.write_bytes(data)
+    print(f"wrote {output}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("depth", type=int, help="the deepest ply (stone count) in the book")
@@ -111,15 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         f"depth {args.depth} root '{args.root}': {stats.entries} entries, {stats.leaves} leaves "
         f"solved, {stats.nodes} nodes, {len(data)} bytes, {seconds:.1f} s"
     )
-    if args.check:
-        if not args.output.exists() or args.output.read_bytes() != data:
-            print(f"{args.output} differs from the rebuilt book", file=sys.stderr)
-            return 1
-        print(f"{args.output} is this script's book")
-        return 0
-    args.output.write_bytes(data)
-    print(f"wrote {args.output}")
-    return 0
+    return write_or_check(data, args.output, check=args.check)
 
 
 if __name__ == "__main__":

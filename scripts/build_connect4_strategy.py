@@ -24,6 +24,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE / "scripts"))
+
+from build_connect4_book import write_or_check  # noqa: E402
 
 from games.connect4.board import COLUMN_ORDER, Connect4  # noqa: E402
 from games.connect4.book import SHIPPED_BOOK  # noqa: E402
@@ -83,15 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         f"left to the board, {stats.lost} lost, {stats.nodes} solver nodes, {len(data)} bytes, "
         f"{seconds:.1f} s with {args.jobs} jobs"
     )
-    if args.check:
-        if not args.output.exists() or args.output.read_bytes() != data:
-            print(f"{args.output} differs from the rebuilt book", file=sys.stderr)
-            return 1
-        print(f"{args.output} is this script's book")
-        return 0
-    args.output.write_bytes(data)
-    print(f"wrote {args.output}")
-    return 0
+    return write_or_check(data, args.output, check=args.check)
 
 
 if __name__ == "__main__":
