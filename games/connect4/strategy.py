@@ -86,7 +86,6 @@ class StrategyBuilder:
         self.entries: dict[int, int] = {}
         self.depth = 0
         """The most stones of a position in :attr:`entries`."""
-        self._leaf_nodes = leaf_nodes
         self._solver = Connect4Solver(tt_entries)
         self._player = Connect4Player(lambda: None, node_budget=leaf_nodes)
         self._seen: set[int] = set()
