@@ -13,8 +13,9 @@ one entry, under the smaller of their two keys (:func:`book_key`).
 entry count, the CRC-32 of the payload, the kind), then the payload: the keys as sorted
 unsigned 64-bit words, then the values as signed bytes in the same order.  Loading reads both
 arrays whole, without a Python object per entry; a lookup is a binary search.  Built by
-``scripts/build_connect4_book.py``; the formats and how to rebuild: docs/playing.md,
-*Connect Four's opening book*.
+``scripts/build_connect4_book.py`` (exact) and ``scripts/build_connect4_strategy.py`` (the
+shipped outcome book); the formats and how to rebuild: docs/playing.md, *Connect Four's
+opening book*.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ class BookKind(enum.IntEnum):
 
 
 class BookFormatError(ValueError):
-    """A book file that is not one: wrong magic or version, truncated, or a bad checksum."""
+    """A book file that is not one: wrong magic, version or kind, truncated, or a bad
+    checksum."""
 
 
 def mirror(bits: int) -> int:
