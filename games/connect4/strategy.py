@@ -71,6 +71,14 @@ class StrategyStats:
             self.nodes + other.nodes,
         )
 
+    def __sub__(self, other: StrategyStats) -> StrategyStats:
+        return StrategyStats(
+            self.inner - other.inner,
+            self.leaves - other.leaves,
+            self.lost - other.lost,
+            self.nodes - other.nodes,
+        )
+
 
 def _ignore(_info: SearchInfo) -> None:
     pass
@@ -188,14 +196,7 @@ def _task(position: _Position, whole: bool) -> _TaskResult:
         left: list[_Position] = []
     else:
         left = _worker.step(*position)
-    stats = _worker.stats
-    cost = StrategyStats(
-        stats.inner - first.inner,
-        stats.leaves - first.leaves,
-        stats.lost - first.lost,
-        stats.nodes - first.nodes,
-    )
-    return _worker.entries, _worker.depth, cost, left
+    return _worker.entries, _worker.depth, _worker.stats - first, left
 
 
 def _step_task(position: _Position) -> _TaskResult:
