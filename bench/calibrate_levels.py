@@ -9,7 +9,8 @@ and Brudno against Brudno at two levels (``brudno match``, the same openings)::
     python bench/calibrate_levels.py probe 12:1500 16:1650 20:1950 --games 100 --concurrency 2
 
     # verify: UCI_LimitStrength with UCI_Elo E against Stockfish at the same E: about 50%
-    # at every declared point is what calibrated means (each prints its table row)
+    # at every declared point is what calibrated means (each prints its table row; with
+    # --table a miss moves the level's point to E plus the difference)
     python bench/calibrate_levels.py verify 1350 1500 1650 --games 100 --concurrency 2
 
     # chain: below Stockfish's 1350, each level against the calibrated point above it (the
@@ -86,9 +87,9 @@ from match_stockfish import (
 )
 from time_profile import profile
 
-from engine.skill import FULL_STRENGTH
+from engine.skill import FULL_STRENGTH, EloScale
 from games.calibration import Calibration, Point, chained
-from games.chess_game.levels import CALIBRATION_PATH, CHESS_CALIBRATION, CHESS_ELO
+from games.chess_game.levels import CALIBRATION_PATH, CHESS_CALIBRATION
 
 BRUDNO = f"{shlex.quote(sys.executable)} -m brudno"
 
@@ -300,9 +301,13 @@ def probe(base: argparse.Namespace, pairs: list[tuple[int, int]]) -> None:
 
 
 def verify(base: argparse.Namespace, elos: list[int]) -> None:
+    """``UCI_Elo`` E against Stockfish E.  The level played is the one the engine reads from
+    the shipped file at its start, which an earlier point of the same run may have moved;
+    the point goes where that level measured (E plus the difference, as a probe's does):
+    a verification that misses 50% moves the level's Elo, it does not confirm E."""
     calibration = _calibration(base)
     for sf_elo in elos:
-        level = CHESS_ELO.level(sf_elo)  # what the engine plays: the shipped file's scale
+        level = _shipped_scale().level(sf_elo)
         options = ["UCI_LimitStrength=true", f"UCI_Elo={sf_elo}"]
         result, spm = _played(base, options, sf_elo)
         pair = result["pairs"][0]
@@ -315,7 +320,7 @@ def verify(base: argparse.Namespace, elos: list[int]) -> None:
         point = measured_point(
             pair,
             margin,
-            elo=sf_elo,
+            elo=round(sf_elo + (elo or 0)),
             level=round(level, 2),
             opponent=f"Stockfish {sf_elo}",
             opponent_elo=sf_elo,
@@ -394,6 +399,11 @@ def print_table(base: argparse.Namespace) -> None:
 
 
 NEW_STATUS = "A new calibration (bench/calibrate_levels.py); review before it ships."
+
+
+def _shipped_scale() -> EloScale:
+    """The ``UCI_Elo`` scale an engine started now reads (the shipped calibration file)."""
+    return Calibration.read(CALIBRATION_PATH).scale()
 
 
 def _calibration(base: argparse.Namespace) -> Calibration:

@@ -146,6 +146,28 @@ def test_a_measured_point_goes_into_the_table_file_only_when_it_fits(
     assert unbounded is None
 
 
+def test_a_verification_that_misses_moves_the_levels_point(
+    tool: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """UCI_Elo 1500 plays level 14.7 (FILE's scale, as the engine reads it); scoring +80
+    against Stockfish 1500 puts that level at 1580, not at 1500."""
+    table = tmp_path / "levels.json"
+    table.write_text(FILE.dumps())
+    played: list[list[str]] = []
+
+    def fake_played(_base: Any, options: list[str], sf_elo: int) -> tuple[dict[str, Any], float]:
+        played.append([*options, f"Stockfish {sf_elo}"])
+        return {"pairs": [pair(60, 3, 37, 80.0, 70.0)]}, 0.2
+
+    monkeypatch.setattr(tool, "_played", fake_played)
+    monkeypatch.setattr(tool, "_shipped_scale", FILE.scale)
+    tool.verify(tool.parser().parse_args(["verify", "1500", "--table", str(table)]), [1500])
+    assert played == [["UCI_LimitStrength=true", "UCI_Elo=1500", "Stockfish 1500"]]
+    written = Calibration.read(table).point_at_level(14.7)
+    assert written is not None
+    assert (written.elo, written.opponent_elo, written.diff) == (1580, 1500, 80.0)
+
+
 def run(*words: str) -> str:
     done = subprocess.run(
         [sys.executable, str(SCRIPT), *words],
