@@ -15,9 +15,10 @@ move never needs the rest of its move list.  So moves are produced in stages:
    killer, and trying it second costs a whole subtree.
 
 Quiet moves are generated only when the consumer asks for a move past stage 2, so a cut-off on
-the TT move or a capture never pays for quiet move generation.  Each move is yielded with its
-stage so the search can tell quiet moves (for reductions, pruning and history) from noisy ones
-without asking the game again.
+the TT move or a capture never pays for quiet move generation.  Each move comes with its stage
+so the search can tell quiet moves (for reductions, pruning and history) from noisy ones
+without asking the game again.  The search asks a :class:`MovePicker` (one per ply, reused);
+:func:`staged_moves` iterates one.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any, Final
+
+from librt.vecs import append, vec
+from mypy_extensions import i64
 
 from engine.game import Game
 
@@ -47,6 +51,176 @@ game here (ints, tuples of ints); python-chess's moves, with a Python-level ``__
 never reach the search (:mod:`games.chess_game.move_codes`)."""
 
 
+_START: Final = 0
+_NOISY_GEN: Final = 1
+_NOISY: Final = 2
+_QUIET_GEN: Final = 3
+_KILLER1: Final = 4
+_KILLER2: Final = 5
+_COUNTER: Final = 6
+_SORT: Final = 7
+_QUIET: Final = 8
+_LOSING: Final = 9
+_DONE: Final = 10
+"""The picker's phases, in order (``_START`` returns the TT move)."""
+
+_NO_HISTORY: Final[History] = Counter()
+"""The history of a picker not started yet (never written)."""
+
+
+class MovePicker:
+    """The stages above as a reusable object (Stockfish's ``MovePicker``): :meth:`start` a
+    node, then :meth:`next_move` until it returns ``None``; :attr:`stage` is the stage of the
+    move last returned.  The search keeps one per ply, so a node allocates no generator and
+    no ``(move, stage)`` tuple per move.
+
+    ``exchange(move, 0)`` (a game's ``see_ge``), when given, sends losing noisy moves to the
+    last stage.  ``interned`` says equal moves are the same object (see :func:`take`).  The
+    game must not be changed between calls except by balanced push/pop pairs.
+    """
+
+    def __init__(
+        self,
+        game: Game[Any],
+        exchange: Callable[[Any, int], bool] | None = None,
+        interned: bool = False,
+    ) -> None:
+        self.noisy_moves = game.noisy_moves
+        self.quiet_moves = game.quiet_moves
+        self.exchange = exchange
+        self.interned = interned
+        self.stage = STAGE_TT
+        """The stage of the move :meth:`next_move` returned last."""
+        self.phase = _DONE
+        self.tt_move: Any = None
+        self.tt_noisy = False
+        self.killer1: Any = None
+        self.killer2: Any = None
+        self.counter: Any = None
+        self.history = _NO_HISTORY
+        self.moves: list[Any] = []
+        """The list being walked: the noisy moves, the quiet ones, then the losing ones."""
+        self.index = 0
+        self.losing: list[Any] = []
+
+    def start(
+        self,
+        tt_move: Hashable | None,
+        killer1: Hashable | None,
+        killer2: Hashable | None,
+        counter: Hashable | None,
+        history: History,
+    ) -> None:
+        """Begin a node: its table move, killers, counter move and history (keyed by the
+        move itself).  Nothing is generated until :meth:`next_move` needs it."""
+        self.phase = _START
+        self.tt_move = tt_move
+        self.tt_noisy = False
+        self.killer1 = killer1
+        self.killer2 = killer2
+        self.counter = counter
+        self.history = history
+        self.losing.clear()
+
+    def next_move(self) -> Any:
+        """The next move in staged order, ``None`` after the last (every legal move once)."""
+        if self.phase == _START:
+            self.phase = _NOISY_GEN
+            if self.tt_move is not None:
+                self.stage = STAGE_TT
+                return self.tt_move
+        if self.phase == _NOISY_GEN:
+            self._generate_noisy()
+        if self.phase == _NOISY:
+            move = self._next_noisy()
+            if move is not None:
+                return move
+        if self.phase == _QUIET_GEN:
+            self._generate_quiets()
+        while _KILLER1 <= self.phase <= _COUNTER:
+            move = self._next_special()
+            if move is not None:
+                return move
+        if self.phase == _SORT:
+            if len(self.moves) > 1:
+                sort_by_history(self.moves, self.history)
+            self.phase = _QUIET
+        return self._next_listed()
+
+    def _generate_noisy(self) -> None:
+        """Stage 2 begins: the noisy moves, without the TT move."""
+        noisy = self.noisy_moves()
+        if noisy and self.tt_move is not None and take(noisy, self.tt_move, self.interned):
+            self.tt_noisy = True
+        self.moves = noisy
+        self.index = 0
+        self.phase = _NOISY
+
+    def _next_noisy(self) -> Any:
+        """The next noisy move that keeps material (the others wait in :attr:`losing`);
+        ``None`` once they are all seen."""
+        moves = self.moves
+        exchange = self.exchange
+        i = self.index
+        while i < len(moves):
+            move = moves[i]
+            i += 1
+            if exchange is not None and not exchange(move, 0):
+                self.losing.append(move)
+            else:
+                self.index = i
+                self.stage = STAGE_NOISY
+                return move
+        self.phase = _QUIET_GEN
+        return None
+
+    def _generate_quiets(self) -> None:
+        """Stage 3 begins: the quiet moves, without the TT move (no quiet move: the losing
+        noisy ones come next)."""
+        quiets = self.quiet_moves()
+        self.index = 0
+        if not quiets:
+            self.moves = self.losing
+            self.phase = _LOSING
+            return
+        if self.tt_move is not None and not self.tt_noisy:
+            take(quiets, self.tt_move, self.interned)
+        self.moves = quiets
+        self.phase = _KILLER1
+
+    def _next_special(self) -> Any:
+        """The killer or counter move of this phase, taken out of the quiet moves, if it is
+        one of them here, else ``None``; the phase moves on either way."""
+        phase = self.phase
+        self.phase = phase + 1
+        if phase == _KILLER1:
+            move = self.killer1
+        elif phase == _KILLER2:
+            move = self.killer2
+        else:
+            move = self.counter
+        if move is not None and take(self.moves, move, self.interned):
+            self.stage = STAGE_KILLER
+            return move
+        return None
+
+    def _next_listed(self) -> Any:
+        """The next quiet move (history order), then the next losing noisy move; ``None``
+        after them."""
+        i = self.index
+        if i < len(self.moves):
+            self.index = i + 1
+            self.stage = STAGE_QUIET if self.phase == _QUIET else STAGE_LOSING
+            return self.moves[i]
+        if self.phase == _QUIET:
+            self.moves = self.losing
+            self.index = 0
+            self.phase = _LOSING
+            return self._next_listed()
+        self.phase = _DONE
+        return None
+
+
 def staged_moves(
     game: Game[Any],
     tt_move: Hashable | None,
@@ -58,46 +232,43 @@ def staged_moves(
     counter: Hashable | None = None,
     interned: bool = False,
 ) -> Iterator[tuple[Any, int]]:
-    """Yield ``(move, stage)`` for every legal move of ``game`` exactly once, best guess first.
+    """Yield ``(move, stage)`` for every legal move of ``game`` exactly once, best guess
+    first: a :class:`MovePicker` as an iterator (for the root and for tests)."""
+    picker = MovePicker(game, exchange, interned)
+    picker.start(tt_move, killer1, killer2, counter, history)
+    move = picker.next_move()
+    while move is not None:
+        yield move, picker.stage
+        move = picker.next_move()
 
-    ``exchange(move, 0)`` (a game's ``see_ge``), when given, sends losing noisy moves to the
-    last stage.  ``interned`` says equal moves are the same object (see :func:`take`).
-    ``history`` is keyed by the move itself.  The game must not be changed between steps
-    except by balanced push/pop pairs.
-    """
-    tt_noisy = False
-    if tt_move is not None:
-        yield tt_move, STAGE_TT
-    noisy = game.noisy_moves()
-    losing: list[Any] = []
-    if noisy:
-        if tt_move is not None and take(noisy, tt_move, interned):
-            tt_noisy = True
-        for move in noisy:
-            if exchange is not None and not exchange(move, 0):
-                losing.append(move)
-            else:
-                yield move, STAGE_NOISY
-    quiets = game.quiet_moves()
-    if not quiets:
-        for move in losing:
-            yield move, STAGE_LOSING
-        return
-    if tt_move is not None and not tt_noisy:
-        take(quiets, tt_move, interned)
-    if killer1 is not None and take(quiets, killer1, interned):
-        yield killer1, STAGE_KILLER
-    if killer2 is not None and take(quiets, killer2, interned):
-        yield killer2, STAGE_KILLER
-    if counter is not None and take(quiets, counter, interned):
-        yield counter, STAGE_KILLER
-    if len(quiets) > 1:
-        score = history.get
-        quiets.sort(key=lambda move: score(move, 0), reverse=True)
-    for move in quiets:
-        yield move, STAGE_QUIET
-    for move in losing:
-        yield move, STAGE_LOSING
+
+_INDEX_BITS: Final = 16
+"""The low bits of a sort key hold the move's index (a move list shorter than 65,536)."""
+
+
+def sort_by_history(moves: list[Any], history: History) -> None:
+    """Sort ``moves`` by history score, highest first, equal scores in the order they came:
+    what the stable ``moves.sort(key=..., reverse=True)`` gives.  Compiled, without a Python
+    call per move: each score is looked up once and packed with the move's index into one
+    native word (higher score, then lower index, is the larger word), the words are sorted
+    by insertion (a few dozen), and the moves are put in their order."""
+    n: i64 = len(moves)
+    last: i64 = (1 << _INDEX_BITS) - 1
+    keys = vec[i64]()
+    i: i64  # native loop indices: compiled, a tagged int is checked at every step
+    for i in range(n):
+        score: i64 = history.get(moves[i], 0)
+        keys = append(keys, (score << _INDEX_BITS) | (last - i))
+    for i in range(1, n):
+        key = keys[i]
+        j: i64 = i - 1
+        while j >= 0 and keys[j] < key:
+            keys[j + 1] = keys[j]
+            j -= 1
+        keys[j + 1] = key
+    original = moves.copy()
+    for i in range(n):
+        moves[i] = original[last - (keys[i] & last)]
 
 
 def take(moves: list[Any], move: Any, interned: bool) -> bool:

@@ -33,8 +33,8 @@ from engine.ordering import (
     STAGE_QUIET,
     STAGE_TT,
     History,
+    MovePicker,
     ordered_moves,
-    staged_moves,
 )
 from engine.score import (
     DRAW,
@@ -402,7 +402,9 @@ class Stack:
     """What the search keeps per ply (Stockfish's ``Stack``): one record per ply of the
     current line, reused by every node at that ply."""
 
-    def __init__(self) -> None:
+    def __init__(self, picker: MovePicker) -> None:
+        self.picker = picker
+        """The move picker of this ply's nodes (started afresh by each)."""
         self.pv: tuple[Any, ...] = _NO_PV
         """The principal variation from this ply (PV nodes only; reset on entry)."""
         self.current_move: Any = None
@@ -454,7 +456,6 @@ class Worker:
         self.on_info = on_info
         self.clock = searcher._clock
         self.start = driver.start
-        self.stack = [Stack() for _ in range(MAX_PLY + 2)]
         self.hist_tables = searcher._history
         self.counter_tables = searcher._counter_moves
         self.root_side = game.side & 1
@@ -527,6 +528,9 @@ class Worker:
         self.gives_check: Callable[[Any], bool] = (
             game.gives_check if isinstance(game, CheckTest) else _check_by_playing(game)
         )
+        self.stack = [
+            Stack(MovePicker(game, self.exchange_order, self.interned)) for _ in range(MAX_PLY + 2)
+        ]
         # Endgame tablebases: without tables in use, ``tb_limit`` stays 0 and nothing changes.
         self.tb_limit = 0
         self.tb_depth = 0
@@ -1124,16 +1128,16 @@ class Worker:
         lmp_counts = self.lmp_counts
         shallow = not pv_node and not in_check and depth < len(lmp_counts)
         move_count = lmp_counts[depth] + (depth if improving else 0) if shallow else 0
-        for move, stage in staged_moves(
-            self.game,
+        picker = ss.picker
+        picker.start(
             tt_move,
             ss.killer1,
             ss.killer2,
+            None if previous is None else counters_here.get(previous),
             hist,
-            exchange=self.exchange_order,
-            counter=None if previous is None else counters_here.get(previous),
-            interned=self.interned,
-        ):
+        )
+        while (move := picker.next_move()) is not None:
+            stage = picker.stage
             if stage == STAGE_TT and excluded:
                 continue
             legal += 1

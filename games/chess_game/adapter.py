@@ -212,6 +212,7 @@ class ChessGame:
         "_board",
         "_checks",
         "_checks_key",
+        "_current",
         "_evaluator",
         "_nodes",
         "_psq",
@@ -265,6 +266,9 @@ class ChessGame:
         node.ep_key = signed(ep_key(root))
         node.castling_key = castling_key64(node.castling)
         self._nodes: list[Bitboards] = [node]
+        self._current = node
+        """The current position's record (``_nodes[len(_undo)]``, kept at hand: every
+        question a node answers reads it)."""
         self._know_king(node)
         self._tb: SyzygySettings | None = None
         self._tb_probing: TablebaseProbing | None = None
@@ -278,7 +282,7 @@ class ChessGame:
 
     def _node(self) -> Bitboards:
         """The current position's record: its boards as native words, king and checkers."""
-        return self._nodes[len(self._undo)]
+        return self._current
 
     @staticmethod
     def _know_king(node: Bitboards) -> None:
@@ -331,7 +335,7 @@ class ChessGame:
     def _legal(self, from_mask: i64, to_mask: i64) -> list[int]:
         """``list(board.generate_legal_moves(from_mask, to_mask))``, in the same order (the
         masks as native words)."""
-        node = self._node()
+        node = self._current
         if not node.pinned_known:
             node.pinned = pinned_pieces(node, node.king)
             node.pinned_known = True
@@ -345,7 +349,7 @@ class ChessGame:
     def noisy_moves(self) -> list[int]:
         """Captures (en passant included) and promotions: queen promotions first, then
         captures by most valuable victim / least valuable attacker, underpromotions last."""
-        node = self._node()
+        node = self._current
         us = node.turn
         ours = node.white if us else node.black
         moves = self._legal(-1, node.black if us else node.white)
@@ -360,7 +364,7 @@ class ChessGame:
         return moves
 
     def quiet_moves(self) -> list[int]:
-        node = self._node()
+        node = self._current
         us = node.turn
         promoting = node.pawns & (node.white if us else node.black) & (_RANK_7 if us else _RANK_2)
         moves = self._legal(~promoting, ~(node.black if us else node.white))
@@ -380,17 +384,17 @@ class ChessGame:
     def is_noisy(self, move: i64) -> bool:
         if move >> PROMOTION_SHIFT:
             return True
-        node = self._node()
+        node = self._current
         to = (move >> TO_SHIFT) & SQUARE_MASK
         if (node.black if node.turn else node.white) & SQUARE[to]:
             return True
         return to == node.ep_square and bool(node.pawns & SQUARE[move & SQUARE_MASK])
 
     def see_ge(self, move: i64, threshold: int) -> bool:
-        return see_ge(self._node(), move, threshold)
+        return see_ge(self._current, move, threshold)
 
     def max_gain(self) -> int:
-        node = self._node()
+        node = self._current
         us = node.turn
         theirs = node.black if us else node.white
         gain = 0
@@ -409,7 +413,7 @@ class ChessGame:
     def gives_check(self, move: i64) -> bool:
         """Consecutive questions at one node (the search asks for each quiet move it would
         prune) share the position's check squares, computed at the first."""
-        node = self._node()
+        node = self._current
         if node.key != self._checks_key:
             self._checks = check_squares(node)
             self._checks_key = node.key
@@ -417,7 +421,7 @@ class ChessGame:
         return info is not None and quick_gives_check(node, move, info)
 
     def push(self, move: i64) -> None:
-        node = self._node()
+        node = self._current
         child = self._child()
         frm = move & SQUARE_MASK
         to = (move >> TO_SHIFT) & SQUARE_MASK
@@ -488,28 +492,31 @@ class ChessGame:
         child.ep_key = ep_z
         child.castling_key = castle_z
         self._know_king(child)
+        self._current = child
         self._psq = psq
         self._window = self._window + 1 if reversible else 0
 
     def pop(self) -> None:
         self._undo.pop()
-        child = self._nodes[len(self._undo) + 1]
+        ply = len(self._undo)
+        self._current = self._nodes[ply]
+        child = self._nodes[ply + 1]
         self._psq = child.parent_psq
         self._window = child.parent_window
-        if self._synced_plies > len(self._undo):
+        if self._synced_plies > ply:
             pop_move(self._board)
             self._synced_plies -= 1
 
     def can_null_move(self) -> bool:
         """Not in check, and the side to move has a piece besides pawns and king (pawn
         endings are where zugzwang makes passing unsound)."""
-        node = self._node()
+        node = self._current
         if not (node.white if node.turn else node.black) & ~(node.pawns | node.kings):
             return False
         return node.checkers == 0
 
     def push_null(self) -> None:
-        node = self._node()
+        node = self._current
         child = self._child()
         child.pass_turn(node)
         child.parent_psq = self._psq
@@ -521,13 +528,14 @@ class ChessGame:
         child.castling_key = node.castling_key
         self._window = 0  # positions before a pass are not repetitions of positions after it
         self._know_king(child)
+        self._current = child
 
     # -- state -----------------------------------------------------------------------------
 
     def is_terminal(self) -> bool:
         """50-move rule, insufficient material, or a position seen before since the last
         capture, pawn move or null move (search treats the first repetition as a draw)."""
-        node = self._node()
+        node = self._current
         if node.halfmove >= 100:
             return True
         bare = not (node.pawns | node.rooks | node.queens)
@@ -556,18 +564,18 @@ class ChessGame:
     def in_check(self) -> bool:
         """Asked after every push: the answer comes with the node's native boards
         (:meth:`_node`), which the rest of the node reuses."""
-        return self._node().checkers != 0
+        return self._current.checkers != 0
 
     def key(self) -> int:
         """The Zobrist key (:mod:`games.chess_game.zobrist`: the Polyglot key of a standard
         position) as the signed word the records hold: the transposition table folds keys to
         signed words, so one in that range costs it no conversion (``unsigned`` of it is the
         Polyglot key)."""
-        return self._node().key
+        return self._current.key
 
     @property
     def side(self) -> int:
-        return 0 if self._node().turn else 1
+        return 0 if self._current.turn else 1
 
     @property
     def ply(self) -> int:
@@ -586,7 +594,7 @@ class ChessGame:
         tables = self._tables
         if not tables.exact:
             return _clamped(self._evaluator.evaluate(board_features(self._synced())))
-        node = self._node()
+        node = self._current
         key = node.key
         slot = key & EVAL_SLOT_MASK
         stored = tables.eval_values[slot]
@@ -601,7 +609,7 @@ class ChessGame:
         """The fast evaluation without the cache (for measuring and testing it)."""
         if not self._tables.exact:
             return self._evaluator.evaluate(board_features(self._synced()))
-        return evaluate_fast(self._node(), self._psq, self._tables)
+        return evaluate_fast(self._current, self._psq, self._tables)
 
     # -- notation --------------------------------------------------------------------------
 
@@ -637,12 +645,12 @@ class ChessGame:
         return self._tb_probing
 
     def tb_pieces(self) -> int:
-        return int(popcount(self._node().occupied))
+        return int(popcount(self._current.occupied))
 
     def tb_wdl(self) -> int | None:
         """Probed only right after a capture or pawn move (the counter is 0) and without
         castling rights, the positions the tables' WDL values are exact for."""
-        node = self._node()
+        node = self._current
         if node.halfmove or node.castling:
             return None
         probing = self._tb_probing
@@ -683,7 +691,7 @@ class ChessGame:
     def display(self) -> str:
         """The board from white's side (rank 8 on top), then FEN, key and checkers, as
         Stockfish's ``d`` command prints them."""
-        return board_diagram(self._synced(), self.fen(), unsigned(self._node().key))
+        return board_diagram(self._synced(), self.fen(), unsigned(self._current.key))
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle as start position + moves (a few hundred bytes), not as the board with its
