@@ -60,6 +60,7 @@ from engine.tt import (
     entry_depth,
     entry_eval,
     entry_score,
+    fold_key,
 )
 
 MAX_DEPTH: Final = 128
@@ -679,8 +680,8 @@ class Worker:
         events_at_entry = self.events
 
         # Step 3. Transposition table lookup.
-        key = self.key()
-        entry = self.tt.lookup(key)
+        key = fold_key(self.key())  # once: lookup and store take it native
+        entry = self.tt.lookup_folded(key)
         ev: int | None = None
         tt_score = 0
         tt_bound = 0
@@ -746,7 +747,7 @@ class Worker:
                     alpha = s
 
         # Step 9. Save the result (mate scores made node-relative).
-        self.tt.store(
+        self.tt.store_folded(
             key,
             best_move,
             to_tt(best, ply),
@@ -816,8 +817,8 @@ class Worker:
 
         # Step 4. Transposition table lookup; a singular extension search reads only the
         # static evaluation: the entry is the full node's (and it stores nothing, below).
-        key = self.key()
-        entry = self.tt.lookup(key)
+        key = fold_key(self.key())  # once: lookup and store take it native
+        entry = self.tt.lookup_folded(key)
         tt_move = None
         tt_score = 0
         tt_depth = 0
@@ -863,7 +864,9 @@ class Worker:
                 else:
                     tb_value, tb_bound = DRAW, EXACT
                 if _bound_cuts(tb_bound, tb_value, alpha, beta):
-                    self.tt.store(key, None, to_tt(tb_value, ply), depth + _TB_DRAFT, tb_bound, ev)
+                    self.tt.store_folded(
+                        key, None, to_tt(tb_value, ply), depth + _TB_DRAFT, tb_bound, ev
+                    )
                     return tb_value
                 if pv_node:
                     if tb_bound == LOWER:
@@ -1002,7 +1005,7 @@ class Worker:
                 best = tb_lo
             elif best > tb_hi:
                 best = tb_hi
-        self.tt.store(
+        self.tt.store_folded(
             key,
             best_move,
             to_tt(best, ply),
@@ -1072,7 +1075,7 @@ class Worker:
         return 0
 
     def probcut(  # noqa: PLR0917 - called from one place
-        self, depth: int, beta: int, ply: int, judged: int, key: int, ev: int | None
+        self, depth: int, beta: int, ply: int, judged: int, key: i64, ev: int | None
     ) -> int:
         """Step 11: a capture that wins enough at a shallow depth (first by quiescence, then
         by a search four plies shallower) cuts the node: its value, else :data:`_NONE`."""
@@ -1093,7 +1096,7 @@ class Worker:
             if s >= probcut_beta:
                 self.events += 1
                 if s < MATE_BOUND:
-                    self.tt.store(key, move, to_tt(s, ply), depth - 3, LOWER, ev)
+                    self.tt.store_folded(key, move, to_tt(s, ply), depth - 3, LOWER, ev)
                 return s
         return _NONE
 

@@ -378,7 +378,12 @@ class TranspositionTable:
         """The data word stored for ``key``, or 0 (also for a torn entry): the search's probe,
         decoded with :func:`entry_score`, :func:`entry_bound`, :func:`entry_depth`,
         :func:`entry_eval` and :meth:`entry_move` only as far as it needs."""
-        k = fold_key(key)
+        return self.lookup_folded(fold_key(key))
+
+    def lookup_folded(self, k: i64) -> i64:
+        """:meth:`lookup` of a key already folded by :func:`fold_key`: the search folds a
+        node's key once, for its probe and its store (compiled, unboxing a 64-bit key is a
+        slow call)."""
         i = self._index(k)
         d = self._word(i + 1)
         if d and self._word(i) ^ d == k:
@@ -415,7 +420,18 @@ class TranspositionTable:
 
         ``depth`` is clamped to 0..:data:`MAX_DRAFT` unless it is :data:`EXHAUSTIVE`.
         """
-        k = fold_key(key)
+        self.store_folded(fold_key(key), move, score, depth, bound, static_eval)
+
+    def store_folded(  # noqa: PLR0917 - called once per node: positional is cheapest
+        self,
+        k: i64,
+        move: Hashable | None,
+        score: int,
+        depth: int,
+        bound: int,
+        static_eval: int | None = None,
+    ) -> None:
+        """:meth:`store` under a key already folded by :func:`fold_key`."""
         draft: i64 = depth
         if draft < 0:
             draft = 0
