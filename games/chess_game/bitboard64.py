@@ -135,13 +135,9 @@ def unsigned(bb: i64) -> int:
 
 
 _SIGN: Final = signed(0x8000_0000_0000_0000)
-_PAIRS: Final = signed(0x5555_5555_5555_5555)
-_NIBBLES: Final = signed(0x3333_3333_3333_3333)
-_BYTES: Final = signed(0x0F0F_0F0F_0F0F_0F0F)
-_BYTE_SUM: Final = signed(0x0101_0101_0101_0101)
-"""Masks above 2⁶², made ``i64`` by a call: compiled code would box an integer literal that
-large and unbox it again on every use (a third of :func:`popcount`'s instructions), while a
-final ``i64`` name is one load of a native global."""
+"""A mask above 2⁶², made ``i64`` by a call: compiled code would box an integer literal that
+large and unbox it again on every use, while a final ``i64`` name is one load of a native
+global."""
 
 
 def signed_table(boards: tuple[int, ...] | list[int]) -> vec[i64]:
@@ -210,11 +206,23 @@ def msb(bb: i64) -> i64:
 
 def popcount(bb: i64) -> i64:
     """Squares on the board (SWAR: pairs, nibbles, bytes, then one multiply sums the
-    bytes into the top one)."""
-    bb = bb - ((bb >> 1) & _PAIRS)
-    bb = (bb & _NIBBLES) + ((bb >> 2) & _NIBBLES)
-    bb = (bb + (bb >> 4)) & _BYTES
-    return (bb * _BYTE_SUM >> 56) & 0xFF
+    bytes into the top one).
+
+    The 64-bit masks are built here from their 32-bit halves, which the C compiler folds
+    into immediates: a literal above 2⁶² would be boxed and unboxed on every use, and a
+    final ``i64`` global is a load and a check that it is set (half the instructions)."""
+    pairs: i64 = 0x5555_5555
+    nibbles: i64 = 0x3333_3333
+    nibble_sums: i64 = 0x0F0F_0F0F
+    byte_ones: i64 = 0x0101_0101
+    pairs |= pairs << 32
+    nibbles |= nibbles << 32
+    nibble_sums |= nibble_sums << 32
+    byte_ones |= byte_ones << 32
+    bb -= (bb >> 1) & pairs
+    bb = (bb & nibbles) + ((bb >> 2) & nibbles)
+    bb = (bb + (bb >> 4)) & nibble_sums
+    return (bb * byte_ones >> 56) & 0xFF
 
 
 # -- sliding attacks: fancy magic bitboards -----------------------------------------------
