@@ -54,6 +54,7 @@ from engine.tt import (
     EXACT,
     EXHAUSTIVE,
     LOWER,
+    NO_EVAL,
     UPPER,
     TranspositionTable,
     entry_bound,
@@ -413,9 +414,9 @@ class Stack:
         self.killer1: Any = None
         self.killer2: Any = None
         """The two latest quiet moves that refuted a node at this ply."""
-        self.static_eval: int | None = None
-        """The static evaluation here (``None`` in check), kept only where "improving" is
-        measured: it compares this ply with two before."""
+        self.static_eval = NO_EVAL
+        """The static evaluation here (:data:`~engine.tt.NO_EVAL` in check), kept only where
+        "improving" is measured: it compares this ply with two before."""
         self.excluded: Any = None
         """The move a singular extension search leaves out of this node (Step 15)."""
         self.double_extensions = 0
@@ -682,7 +683,7 @@ class Worker:
         # Step 3. Transposition table lookup.
         key = fold_key(self.key())  # once: lookup and store take it native
         entry = self.tt.lookup_folded(key)
-        ev: int | None = None
+        ev = NO_EVAL
         tt_score = 0
         tt_bound = 0
         if entry:
@@ -705,7 +706,7 @@ class Worker:
             best = mated_in(ply)
         else:
             self.events += 1
-            if ev is None:
+            if ev == NO_EVAL:
                 ev = self.evaluate()
             best = ev
             if self.use_qs_tt_eval and entry and _table_knows_better(tt_score, tt_bound, ev):
@@ -823,7 +824,7 @@ class Worker:
         tt_score = 0
         tt_depth = 0
         tt_bound = 0
-        ev: int | None = None
+        ev = NO_EVAL
         if excluded is not None:
             tt_move = excluded  # first in the order, so that search_moves skips it
             if entry:
@@ -886,15 +887,15 @@ class Worker:
         improving = False
         if self.use_improving:
             if in_check:
-                ss.static_eval = None
+                ss.static_eval = NO_EVAL
             else:
-                if ev is None:
+                if ev == NO_EVAL:
                     ev = self.evaluate()
                 ss.static_eval = ev
-                before = self.stack[ply - 2].static_eval if ply >= 2 else None
-                improving = before is None or ev > before
+                before = self.stack[ply - 2].static_eval if ply >= 2 else NO_EVAL
+                improving = before == NO_EVAL or ev > before
         if not pv_node and not in_check:
-            if ev is None:
+            if ev == NO_EVAL:
                 ev = self.evaluate()
             judged = ev
             if self.use_tt_eval and entry and _table_knows_better(tt_score, tt_bound, ev):
@@ -1075,7 +1076,7 @@ class Worker:
         return 0
 
     def probcut(  # noqa: PLR0917 - called from one place
-        self, depth: int, beta: int, ply: int, judged: int, key: i64, ev: int | None
+        self, depth: int, beta: int, ply: int, judged: int, key: i64, ev: int
     ) -> int:
         """Step 11: a capture that wins enough at a shallow depth (first by quiescence, then
         by a search four plies shallower) cuts the node: its value, else :data:`_NONE`."""

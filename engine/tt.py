@@ -51,6 +51,11 @@ _MAX_KEY: Final[i64] = (1 << 63) - 1
 _TWO_64: Final = 1 << 64
 _LOW_63: Final[i64] = (1 << 63) - 1
 _OFFSET: Final = 32768
+NO_EVAL: Final = _OFFSET
+"""No static evaluation, as a native int (boxing ``None`` or an int beyond 256 costs the
+search an object per node): :meth:`TranspositionTable.store_folded` stores none for it, and
+:func:`entry_eval` returns it for an entry without one.  Outside every evaluation (those
+stay within ±``MATE_BOUND``)."""
 _SHIFT_EVAL: Final = 16
 _SHIFT_DEPTH: Final = 32
 _SHIFT_BOUND: Final = 40
@@ -398,8 +403,13 @@ class TranspositionTable:
         d = self.lookup(key)
         if not d:
             return None
+        ev = entry_eval(d)
         return Entry(
-            self.entry_move(d), entry_score(d), entry_depth(d), entry_bound(d), entry_eval(d)
+            self.entry_move(d),
+            entry_score(d),
+            entry_depth(d),
+            entry_bound(d),
+            None if ev == NO_EVAL else ev,
         )
 
     def entry_move(self, data: i64) -> Hashable | None:
@@ -420,7 +430,14 @@ class TranspositionTable:
 
         ``depth`` is clamped to 0..:data:`MAX_DRAFT` unless it is :data:`EXHAUSTIVE`.
         """
-        self.store_folded(fold_key(key), move, score, depth, bound, static_eval)
+        self.store_folded(
+            fold_key(key),
+            move,
+            score,
+            depth,
+            bound,
+            NO_EVAL if static_eval is None else static_eval,
+        )
 
     def store_folded(  # noqa: PLR0917 - called once per node: positional is cheapest
         self,
@@ -429,20 +446,17 @@ class TranspositionTable:
         score: int,
         depth: int,
         bound: int,
-        static_eval: int | None = None,
+        static_eval: int = NO_EVAL,
     ) -> None:
-        """:meth:`store` under a key already folded by :func:`fold_key`."""
+        """:meth:`store` under a key already folded by :func:`fold_key`, with
+        :data:`NO_EVAL` for no static evaluation."""
         draft: i64 = depth
         if draft < 0:
             draft = 0
         elif draft > MAX_DRAFT and draft != EXHAUSTIVE:
             draft = MAX_DRAFT
         mid: i64 = 0 if move is None else self._encode(move)
-        ev: i64 = (
-            static_eval + _OFFSET
-            if static_eval is not None and -_OFFSET < static_eval < _OFFSET
-            else 0
-        )
+        ev: i64 = static_eval + _OFFSET if -_OFFSET < static_eval < _OFFSET else 0
         gen: i64 = self._gen
         i = self._index(k)
         j = i + 2
@@ -558,7 +572,7 @@ def entry_bound(data: i64) -> int:
     return int((data >> _SHIFT_BOUND) & 3)
 
 
-def entry_eval(data: i64) -> int | None:
-    """The static evaluation stored with a probed data word, if any."""
+def entry_eval(data: i64) -> int:
+    """The static evaluation stored with a probed data word, :data:`NO_EVAL` if none."""
     ev = (data >> _SHIFT_EVAL) & 0xFFFF
-    return int(ev - _OFFSET) if ev else None
+    return int(ev - _OFFSET) if ev else NO_EVAL
