@@ -24,7 +24,15 @@ from mypy_extensions import i64
 
 from engine.control import SearchControl
 from engine.driver import Counters, Driver, Iteration, Line, Root, SearchStopped
-from engine.game import CheckTest, Game, InternedMoves, MoveCodec, StaticExchange, Tablebase
+from engine.game import (
+    CheckingPush,
+    CheckTest,
+    Game,
+    InternedMoves,
+    MoveCodec,
+    StaticExchange,
+    Tablebase,
+)
 from engine.info import InfoCallback, SearchInfo, SearchResult, ignore_info
 from engine.limits import Limits
 from engine.ordering import (
@@ -154,6 +162,17 @@ def _check_by_playing(game: Game[Any]) -> Callable[[Any], bool]:
         return check
 
     return gives_check
+
+
+def _push_then_look(game: Game[Any]) -> Callable[[Any], bool]:
+    """``push_check`` for a game without :class:`~engine.game.CheckingPush`: two calls."""
+    push, in_check = game.push, game.in_check
+
+    def push_check(move: Any) -> bool:
+        push(move)
+        return in_check()
+
+    return push_check
 
 
 def _no_gain() -> int:
@@ -482,7 +501,6 @@ class Worker:
         )
         self.next_poll = self.stop.first
         # The game's bound methods, looked up once.
-        self.push = game.push
         self.pop = game.pop
         self.push_null = game.push_null
         self.can_null = game.can_null_move
@@ -529,6 +547,9 @@ class Worker:
         self.lmp_counts: tuple[int, ...] = _LMP_COUNTS if self.use_fut else ()
         self.gives_check: Callable[[Any], bool] = (
             game.gives_check if isinstance(game, CheckTest) else _check_by_playing(game)
+        )
+        self.push_check: Callable[[Any], bool] = (
+            game.push_check if isinstance(game, CheckingPush) else _push_then_look(game)
         )
         self.stack = [
             Stack(MovePicker(game, self.exchange_order, self.interned)) for _ in range(MAX_PLY + 2)
@@ -630,9 +651,8 @@ class Worker:
                             multipv=k + 1,
                         )
                     )
-                self.push(move)
+                check = self.push_check(move)
                 root.current_move = move
-                check = self.in_check()
                 if i == 0:
                     s = -self.negamax(depth - 1, -beta, -alpha, 1, True, True, check)
                 else:
@@ -732,8 +752,7 @@ class Worker:
                     continue
 
             # Step 7. Make and search the move.
-            self.push(move)
-            s = -self.qsearch(-beta, -alpha, ply + 1, self.in_check())
+            s = -self.qsearch(-beta, -alpha, ply + 1, self.push_check(move))
             self.pop()
 
             # Step 8. Check for a new best move.
@@ -1085,9 +1104,8 @@ class Worker:
         for move in self.noisy_moves():
             if not self.see_ge(move, probcut_beta - judged):
                 continue
-            self.push(move)
+            check = self.push_check(move)
             ss.current_move = move
-            check = self.in_check()
             s = -self.qsearch(-probcut_beta, 1 - probcut_beta, ply + 1, check)
             if s >= probcut_beta:
                 s = -self.negamax(
@@ -1161,9 +1179,8 @@ class Worker:
                 continue
 
             # Step 16. Make the move.
-            self.push(move)
+            check = self.push_check(move)
             ss.current_move = move
-            check = self.in_check()
             if not searched:
                 d = new_depth + tt_ext if stage == STAGE_TT else new_depth
                 s = -self.negamax(d, -beta, -alpha, ply + 1, pv_node, True, check)

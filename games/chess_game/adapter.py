@@ -85,7 +85,7 @@ from games.chess_game.zobrist import (
 )
 
 if TYPE_CHECKING:
-    from engine.game import CheckTest, Game, StaticExchange, Tablebase
+    from engine.game import CheckingPush, CheckTest, Game, StaticExchange, Tablebase
 
 __all__ = [
     "DEFAULT_WEIGHTS_PATH",
@@ -496,6 +496,11 @@ class ChessGame:
         self._psq = psq
         self._window = self._window + 1 if reversible else 0
 
+    def push_check(self, move: i64) -> bool:
+        """:meth:`push`, then :meth:`in_check` (:class:`~engine.game.CheckingPush`)."""
+        self.push(move)
+        return self._current.checkers != 0
+
     def pop(self) -> None:
         self._undo.pop()
         ply = len(self._undo)
@@ -749,6 +754,7 @@ if TYPE_CHECKING:
     _contract_check: Game[int] = ChessGame(chess.Board())
     _exchange_check: StaticExchange[int] = ChessGame(chess.Board())
     _check_test: CheckTest[int] = ChessGame(chess.Board())
+    _checking_push: CheckingPush[int] = ChessGame(chess.Board())
     _tablebase_check: Tablebase[int] = ChessGame(chess.Board())
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from engine.game import ChanceGame, CheckTest, Game, StaticExchange
+from engine.game import ChanceGame, CheckingPush, CheckTest, Game, StaticExchange
 from engine.limits import Limits
 from engine.ordering import STAGE_LOSING, STAGE_NOISY, STAGE_QUIET, staged_moves
 from engine.score import Cp, Mate
@@ -127,14 +127,20 @@ def test_losing_captures_are_tried_after_the_quiet_moves() -> None:
 
 @pytest.mark.parametrize(
     ("variant", "capabilities"),
-    [("chess", {StaticExchange, CheckTest}), ("tictactoe", set()), ("cfour", set())],
+    [
+        ("chess", {StaticExchange, CheckTest, CheckingPush}),
+        ("tictactoe", set()),
+        ("cfour", set()),
+    ],
 )
 def test_capabilities_are_runtime_checkable_protocols(
     variant: str, capabilities: set[type]
 ) -> None:
     """What the search finds with one ``isinstance`` per search (engine.game)."""
     game = get_variant(variant).new()
-    offered = {c for c in (StaticExchange, CheckTest, ChanceGame) if isinstance(game, c)}
+    offered = {
+        c for c in (StaticExchange, CheckTest, CheckingPush, ChanceGame) if isinstance(game, c)
+    }
     assert offered == capabilities
 
 
