@@ -478,7 +478,10 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
     b_all: i64 = 0
     b_minor: i64 = 0
     b_rook: i64 = 0
-    for white in (True, False):
+    # White, then black, as a native loop: compiled, a loop over a tuple of two bools builds
+    # the tuple and goes through Python's iterator protocol (400 instructions an evaluation).
+    for side in range(2):
+        white = side == 0
         if white:
             own = occ_w
             own_pawns = wp
