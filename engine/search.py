@@ -741,11 +741,12 @@ class Worker:
 
         # Step 5. Loop through the moves.
         best_move = None
-        stand_pat = best if use_see and not in_check else None
+        delta_pruning = use_see and not in_check
+        stand_pat = best  # a native int: ``int | None`` would box it
         for move in moves:
             # Step 6. Pruning: captures that lose material, or win too little to reach alpha
             # (delta pruning), are skipped.
-            if stand_pat is not None:
+            if delta_pruning:
                 need = alpha - stand_pat - _DELTA_MARGIN + 1
                 if not self.see_ge(move, need if need > 0 else 0):
                     self.events += 1
