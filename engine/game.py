@@ -200,7 +200,8 @@ class CheckingPush(Protocol[MoveT_contra]):
     """
 
     def push_check(self, move: MoveT_contra) -> bool:
-        """:meth:`Game.push` ``move``, then :meth:`Game.in_check`."""
+        """Exactly :meth:`Game.push` ``move``, then :meth:`Game.in_check` (a wrapper that
+        changes ``push`` must change this too)."""
         ...
 
 

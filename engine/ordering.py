@@ -76,7 +76,9 @@ class MovePicker:
 
     ``exchange(move, 0)`` (a game's ``see_ge``), when given, sends losing noisy moves to the
     last stage.  ``interned`` says equal moves are the same object (see :func:`take`).  The
-    game must not be changed between calls except by balanced push/pop pairs.
+    game must not be changed between calls except by balanced push/pop pairs, and a picker
+    serves one node at a time: a nested search that starts it again (the search's singular
+    extension search at the same ply) must finish before the node's own walk begins.
     """
 
     def __init__(
@@ -251,9 +253,13 @@ def sort_by_history(moves: list[Any], history: History) -> None:
     what the stable ``moves.sort(key=..., reverse=True)`` gives.  Compiled, without a Python
     call per move: each score is looked up once and packed with the move's index into one
     native word (higher score, then lower index, is the larger word), the words are sorted
-    by insertion (a few dozen), and the moves are put in their order."""
+    by insertion (a few dozen), and the moves are put in their order.  A list of 65,536
+    moves or more (no game here comes near) is sorted by ``list.sort``."""
     n: i64 = len(moves)
     last: i64 = (1 << _INDEX_BITS) - 1
+    if n > last:
+        moves.sort(key=lambda move: history.get(move, 0), reverse=True)
+        return
     keys = vec[i64]()
     i: i64  # native loop indices: compiled, a tagged int is checked at every step
     for i in range(n):

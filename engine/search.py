@@ -425,7 +425,9 @@ class Stack:
 
     def __init__(self, picker: MovePicker) -> None:
         self.picker = picker
-        """The move picker of this ply's nodes (started afresh by each)."""
+        """The move picker of this ply's nodes (started afresh by each): a search at the
+        same ply (the singular extension search, Step 15) must end before the node's move
+        loop starts it (Stockfish searches that one inside its loop: not here)."""
         self.pv: tuple[Any, ...] = _NO_PV
         """The principal variation from this ply (PV nodes only; reset on entry)."""
         self.current_move: Any = None

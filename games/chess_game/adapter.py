@@ -280,10 +280,6 @@ class ChessGame:
 
     # -- moves -----------------------------------------------------------------------------
 
-    def _node(self) -> Bitboards:
-        """The current position's record: its boards as native words, king and checkers."""
-        return self._current
-
     @staticmethod
     def _know_king(node: Bitboards) -> None:
         """Fill in the side to move's king square and the pieces checking it."""
@@ -551,7 +547,7 @@ class ChessGame:
             # The same side to move 4, 6, ... plies back, within the reversible plies.
             nodes = self._nodes
             ply = len(self._undo)
-            key = nodes[ply].key
+            key = node.key
             earlier = ply - (window & ~1)
             while earlier <= ply - 4:
                 if nodes[earlier].key == key:
@@ -567,8 +563,8 @@ class ChessGame:
         return 0
 
     def in_check(self) -> bool:
-        """Asked after every push: the answer comes with the node's native boards
-        (:meth:`_node`), which the rest of the node reuses."""
+        """The answer comes with the node's native boards (``_current``), which the rest of
+        the node reuses; the search asks it through :meth:`push_check`."""
         return self._current.checkers != 0
 
     def key(self) -> int:

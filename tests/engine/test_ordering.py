@@ -6,7 +6,15 @@ from collections import Counter
 
 import chess
 
-from engine.ordering import STAGE_KILLER, STAGE_TT, ordered_moves, staged_moves, take
+from engine.ordering import (
+    STAGE_KILLER,
+    STAGE_TT,
+    MovePicker,
+    ordered_moves,
+    sort_by_history,
+    staged_moves,
+    take,
+)
 from games.chess_game.adapter import ChessGame
 
 
@@ -56,3 +64,52 @@ def test_interned_game_yields_each_move_once_with_its_own_objects() -> None:
     assert staged[0] == (tt_move, STAGE_TT)
     assert staged[1] == (killer, STAGE_KILLER)
     assert ordered_moves(game, tt_move)[0] is tt_move
+
+
+def test_the_history_sort_is_the_stable_sort_by_score_highest_first() -> None:
+    """Ties keep their order, negative scores sort below unknown moves (0)."""
+    moves = list(range(40))
+    history: Counter[int] = Counter({m: (m * 7919) % 13 - 6 for m in moves if m % 5})
+    expected = sorted(moves, key=lambda m: history.get(m, 0), reverse=True)
+    sort_by_history(moves, history)
+    assert moves == expected
+
+
+def test_the_history_sort_takes_a_list_too_long_for_its_packed_index() -> None:
+    moves = list(range(70_000))
+    history: Counter[int] = Counter({69_999: 5, 3: -1})
+    sort_by_history(moves, history)
+    assert moves[0] == 69_999
+    assert moves[-1] == 3
+    assert sorted(moves) == list(range(70_000))
+
+
+def test_a_restarted_picker_walks_a_new_node_in_full() -> None:
+    """One picker per ply serves node after node: a restart forgets the last walk."""
+    game = ChessGame(chess.Board())
+    picker = MovePicker(game, game.see_ge, interned=True)
+    e4 = game.parse_move("e2e4")
+    picker.start(e4, None, None, None, Counter())
+    assert picker.next_move() is e4
+    assert picker.stage == STAGE_TT
+    picker.next_move()  # a walk left half done
+    picker.start(None, None, None, None, Counter())
+    walked = []
+    while (move := picker.next_move()) is not None:
+        walked.append(move)
+    assert sorted(walked) == sorted(game.legal_moves())
+
+
+def test_push_check_is_push_then_in_check() -> None:
+    game = ChessGame(chess.Board("rnbqkbnr/ppp2ppp/8/3pp3/4P3/5Q2/PPPP1PPP/RNB1KBNR w KQkq - 0 3"))
+    checks = []
+    for move in game.legal_moves():
+        gives = game.push_check(move)
+        assert gives == game.in_check()
+        game.pop()
+        game.push(move)
+        assert gives == game.in_check()
+        game.pop()
+        if gives:
+            checks.append(game.format_move(move))
+    assert sorted(checks) == ["f1b5", "f3f7"]

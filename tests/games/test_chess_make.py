@@ -233,7 +233,7 @@ def _fields_of(node: Bitboards) -> tuple[object, ...]:
 
 
 def _record(game: ChessGame) -> tuple[object, ...]:
-    return _fields_of(game._node())
+    return _fields_of(game._current)
 
 
 def _expected_record(board: chess.Board) -> tuple[object, ...]:
