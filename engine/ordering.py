@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterator
 from typing import Any, Final
 
-from librt.vecs import append, vec
+from librt.vecs import vec
 from mypy_extensions import i64
 
 from engine.game import Game
@@ -262,11 +262,12 @@ def sort_by_history(moves: list[Any], history: History) -> None:
     if n > last:
         moves.sort(key=lambda move: history.get(move, 0), reverse=True)
         return
-    keys = vec[i64]()
+    scores: dict[Hashable, int] = history  # compiled, ``get`` on a dict is a native call
+    keys = vec[i64]([0] * n)  # compiled: one zeroed buffer, no list of zeros first
     i: i64  # native loop indices: compiled, a tagged int is checked at every step
     for i in range(n):
-        score: i64 = history.get(moves[i], 0)
-        keys = append(keys, (score << _INDEX_BITS) | (last - i))
+        score: i64 = scores.get(moves[i], 0)
+        keys[i] = (score << _INDEX_BITS) | (last - i)
     for i in range(1, n):
         key = keys[i]
         j: i64 = i - 1

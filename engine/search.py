@@ -1087,6 +1087,7 @@ class Worker:
         legal = 0
         tried: list[Any] | None = None
         hist = self.hist_tables[self.root_side ^ (ply & 1)]
+        scores: dict[Hashable, int] = hist  # compiled, ``get`` on a dict is a native call
         counters_here = self.counter_tables[self.root_side ^ (ply & 1)]
         previous = self.stack[ply - 1].current_move if self.use_counter and ply else None
         new_depth = depth - 1
@@ -1144,7 +1145,7 @@ class Worker:
                     if self.use_improving and not improving:
                         r += 1
                     if self.use_history_lmr and r:
-                        h = hist.get(move, 0)
+                        h = scores.get(move, 0)
                         if h > 0:
                             r -= 1
                         elif h < 0:
@@ -1199,7 +1200,7 @@ class Worker:
         fall by as much (gravity: scores stay within ±:data:`_HIST_MAX`)."""
         ss = self.stack[ply]
         side = self.root_side ^ (ply & 1)
-        hist = self.hist_tables[side]
+        hist: dict[Hashable, int] = self.hist_tables[side]  # ``get`` native, as a dict's
         killer = ss.killer1
         if killer is not move and (self.interned or killer != move):
             ss.killer2 = killer
