@@ -17,7 +17,8 @@ the methods below are the protocol's, with the contracts stated there, plus
 
 from __future__ import annotations
 
-from typing import Any, cast
+from collections.abc import Callable
+from typing import Any
 
 from mypy_extensions import i64
 
@@ -97,75 +98,94 @@ def native(game: Game[Any] | NativeGame) -> NativeGame:
 
 class ProtocolGame(NativeGame):
     """Any :class:`~engine.game.Game` behind :class:`NativeGame`: each call forwards to the
-    game's method.  Without :class:`~engine.game.CheckingPush` a push asks ``in_check``
-    after it, without :class:`~engine.game.CheckTest` a check test plays the move and looks,
-    and without :class:`~engine.game.StaticExchange` every capture keeps material and gains
-    without bound.  Only the methods called are looked up (a test's partial game works)."""
+    game's bound method, looked up once here.  Without :class:`~engine.game.CheckingPush` a
+    push asks ``in_check`` after it, without :class:`~engine.game.CheckTest` a check test
+    plays the move and looks, and without :class:`~engine.game.StaticExchange` every capture
+    keeps material and gains without bound."""
 
     def __init__(self, game: Game[Any]) -> None:
         self.game = game
-        self.checking_push = isinstance(game, CheckingPush)
-        self.check_test = isinstance(game, CheckTest)
-        self.exchange = isinstance(game, StaticExchange)
+        self._key = game.key
+        self._is_terminal = game.is_terminal
+        self._terminal_value = game.terminal_value
+        self._in_check = game.in_check
+        self._evaluate = game.evaluate
+        self._legal_moves = game.legal_moves
+        self._noisy_moves = game.noisy_moves
+        self._quiet_moves = game.quiet_moves
+        self._is_noisy = game.is_noisy
+        self._push = game.push
+        self._pop = game.pop
+        self._can_null_move = game.can_null_move
+        self._push_null = game.push_null
+        self._push_check: Callable[[Any], bool] | None = (
+            game.push_check if isinstance(game, CheckingPush) else None
+        )
+        self._gives_check: Callable[[Any], bool] | None = (
+            game.gives_check if isinstance(game, CheckTest) else None
+        )
+        exchange = game if isinstance(game, StaticExchange) else None
+        self._see_ge: Callable[[Any, int], bool] | None = (
+            None if exchange is None else exchange.see_ge
+        )
+        self._max_gain: Callable[[], int] | None = None if exchange is None else exchange.max_gain
 
     def folded_key(self) -> i64:
-        return fold_key(self.game.key())
+        return fold_key(self._key())
 
     def is_terminal(self) -> bool:
-        return self.game.is_terminal()
+        return self._is_terminal()
 
     def terminal_value(self) -> int:
-        return self.game.terminal_value()
+        return self._terminal_value()
 
     def in_check(self) -> bool:
-        return self.game.in_check()
+        return self._in_check()
 
     def evaluate(self) -> int:
-        return self.game.evaluate()
+        return self._evaluate()
 
     def legal_moves(self) -> list[Any]:
-        return self.game.legal_moves()
+        return self._legal_moves()
 
     def noisy_moves(self) -> list[Any]:
-        return self.game.noisy_moves()
+        return self._noisy_moves()
 
     def quiet_moves(self) -> list[Any]:
-        return self.game.quiet_moves()
+        return self._quiet_moves()
 
     def is_noisy(self, move: Any) -> bool:
-        return self.game.is_noisy(move)
+        return self._is_noisy(move)
 
     def push_check(self, move: Any) -> bool:
-        game = self.game
-        if self.checking_push:
-            return cast(CheckingPush[Any], game).push_check(move)
-        game.push(move)
-        return game.in_check()
+        push_check = self._push_check
+        if push_check is not None:
+            return push_check(move)
+        self._push(move)
+        return self._in_check()
 
     def pop(self) -> None:
-        self.game.pop()
+        self._pop()
 
     def can_null_move(self) -> bool:
-        return self.game.can_null_move()
+        return self._can_null_move()
 
     def push_null(self) -> None:
-        self.game.push_null()
+        self._push_null()
 
     def gives_check(self, move: Any) -> bool:
-        game = self.game
-        if self.check_test:
-            return cast(CheckTest[Any], game).gives_check(move)
-        game.push(move)
-        check = game.in_check()
-        game.pop()
+        gives_check = self._gives_check
+        if gives_check is not None:
+            return gives_check(move)
+        self._push(move)
+        check = self._in_check()
+        self._pop()
         return check
 
     def see_ge(self, move: Any, threshold: int) -> bool:
-        if self.exchange:
-            return cast(StaticExchange[Any], self.game).see_ge(move, threshold)
-        return True
+        see_ge = self._see_ge
+        return True if see_ge is None else see_ge(move, threshold)
 
     def max_gain(self) -> int:
-        if self.exchange:
-            return cast(StaticExchange[Any], self.game).max_gain()
-        return INF
+        max_gain = self._max_gain
+        return INF if max_gain is None else max_gain()
