@@ -207,6 +207,10 @@ class ChessGame(NativeGame):
     registry's :func:`from_fen` rejects every position python-chess calls invalid.  The gap
     is deliberate: the classic perft suites contain positions no game can reach (two bishops
     giving check at once), which are fine for counting moves.
+
+    A :class:`~engine.native_game.NativeGame`: compiled in the same build as the search, it
+    is asked its per-node questions through the native method table, the key as a native
+    word (:meth:`folded_key`).
     """
 
     __slots__ = (
