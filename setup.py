@@ -24,6 +24,7 @@ import sys
 from setuptools import Extension, setup
 
 COMPILED_MODULES = [
+    "engine/native_game.py",
     "engine/ordering.py",
     "engine/score.py",
     "engine/search.py",

@@ -10,7 +10,7 @@ move never needs the rest of its move list.  So moves are produced in stages:
    then the counter move, the quiet move that last refuted the opponent's previous move
    wherever it was played (a reply to a move tends to stay good across the tree);
 4. the remaining quiet moves, by history score, highest first;
-5. when the caller passes an exchange test (:class:`~engine.game.StaticExchange`), the noisy
+5. when the caller asks for the exchange test (:class:`~engine.game.StaticExchange`), the noisy
    moves that lose material: a queen taking a defended pawn refutes less often than a
    killer, and trying it second costs a whole subtree.
 
@@ -24,13 +24,14 @@ without asking the game again.  The search asks a :class:`MovePicker` (one per p
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Hashable, Iterator
 from typing import Any, Final
 
-from librt.vecs import append, vec
+from librt.vecs import vec
 from mypy_extensions import i64
 
 from engine.game import Game
+from engine.native_game import NativeGame, native
 
 # The stages stay plain ints, not an IntEnum: the search compares the stage of every move it
 # tries, and CPython 3.11 specialises comparisons of exact ints only (an IntEnum member makes
@@ -74,21 +75,21 @@ class MovePicker:
     move last returned.  The search keeps one per ply, so a node allocates no generator and
     no ``(move, stage)`` tuple per move.
 
-    ``exchange(move, 0)`` (a game's ``see_ge``), when given, sends losing noisy moves to the
-    last stage.  ``interned`` says equal moves are the same object (see :func:`take`).  The
-    game must not be changed between calls except by balanced push/pop pairs, and a picker
-    serves one node at a time: a nested search that starts it again (the search's singular
-    extension search at the same ply) must finish before the node's own walk begins.
+    ``exchange`` sends losing noisy moves to the last stage, by the game's
+    ``see_ge(move, 0)`` (:class:`~engine.game.StaticExchange`; without it nothing loses).
+    ``interned`` says equal moves are the same object (see :func:`take`).  The game must not
+    be changed between calls except by balanced push/pop pairs, and a picker serves one node
+    at a time: a nested search that starts it again (the search's singular extension search
+    at the same ply) must finish before the node's own walk begins.
     """
 
     def __init__(
         self,
-        game: Game[Any],
-        exchange: Callable[[Any, int], bool] | None = None,
+        game: Game[Any] | NativeGame,
+        exchange: bool = False,
         interned: bool = False,
     ) -> None:
-        self.noisy_moves = game.noisy_moves
-        self.quiet_moves = game.quiet_moves
+        self.game = native(game)
         self.exchange = exchange
         self.interned = interned
         self.stage = STAGE_TT
@@ -151,7 +152,7 @@ class MovePicker:
 
     def _generate_noisy(self) -> None:
         """Stage 2 begins: the noisy moves, without the TT move."""
-        noisy = self.noisy_moves()
+        noisy = self.game.noisy_moves()
         if noisy and self.tt_move is not None and take(noisy, self.tt_move, self.interned):
             self.tt_noisy = True
         self.moves = noisy
@@ -163,11 +164,12 @@ class MovePicker:
         ``None`` once they are all seen."""
         moves = self.moves
         exchange = self.exchange
+        game = self.game
         i = self.index
         while i < len(moves):
             move = moves[i]
             i += 1
-            if exchange is not None and not exchange(move, 0):
+            if exchange and not game.see_ge(move, 0):
                 self.losing.append(move)
             else:
                 self.index = i
@@ -179,7 +181,7 @@ class MovePicker:
     def _generate_quiets(self) -> None:
         """Stage 3 begins: the quiet moves, without the TT move (no quiet move: the losing
         noisy ones come next)."""
-        quiets = self.quiet_moves()
+        quiets = self.game.quiet_moves()
         self.index = 0
         if not quiets:
             self.moves = self.losing
@@ -230,7 +232,7 @@ def staged_moves(
     killer2: Hashable | None,
     history: History,
     *,
-    exchange: Callable[[Any, int], bool] | None = None,
+    exchange: bool = False,
     counter: Hashable | None = None,
     interned: bool = False,
 ) -> Iterator[tuple[Any, int]]:
@@ -260,11 +262,12 @@ def sort_by_history(moves: list[Any], history: History) -> None:
     if n > last:
         moves.sort(key=lambda move: history.get(move, 0), reverse=True)
         return
-    keys = vec[i64]()
+    scores: dict[Hashable, int] = history  # compiled, ``get`` on a dict is a native call
+    keys = vec[i64]([0] * n)  # compiled: one zeroed buffer, no list of zeros first
     i: i64  # native loop indices: compiled, a tagged int is checked at every step
     for i in range(n):
-        score: i64 = history.get(moves[i], 0)
-        keys = append(keys, (score << _INDEX_BITS) | (last - i))
+        score: i64 = scores.get(moves[i], 0)
+        keys[i] = (score << _INDEX_BITS) | (last - i)
     for i in range(1, n):
         key = keys[i]
         j: i64 = i - 1

@@ -25,8 +25,6 @@ from mypy_extensions import i64
 from engine.control import SearchControl
 from engine.driver import Counters, Driver, Iteration, Line, Root, SearchStopped
 from engine.game import (
-    CheckingPush,
-    CheckTest,
     Game,
     InternedMoves,
     MoveCodec,
@@ -35,6 +33,7 @@ from engine.game import (
 )
 from engine.info import InfoCallback, SearchInfo, SearchResult, ignore_info
 from engine.limits import Limits
+from engine.native_game import native
 from engine.ordering import (
     STAGE_KILLER,
     STAGE_LOSING,
@@ -69,7 +68,6 @@ from engine.tt import (
     entry_depth,
     entry_eval,
     entry_score,
-    fold_key,
 )
 
 MAX_DEPTH: Final = 128
@@ -144,40 +142,6 @@ def _table_knows_better(tt_score: int, tt_bound: int, ev: int) -> bool:
         or (tt_bound == LOWER and tt_score > ev)
         or (tt_bound == UPPER and tt_score < ev)
     )
-
-
-def _keeps_material(_move: Any, _threshold: int) -> bool:
-    """The stand-in exchange test of a game without :class:`~engine.game.StaticExchange`."""
-    return True
-
-
-def _check_by_playing(game: Game[Any]) -> Callable[[Any], bool]:
-    """``gives_check`` for a game without :class:`~engine.game.CheckTest`: play and look."""
-    push, pop, in_check = game.push, game.pop, game.in_check
-
-    def gives_check(move: Any) -> bool:
-        push(move)
-        check = in_check()
-        pop()
-        return check
-
-    return gives_check
-
-
-def _push_then_look(game: Game[Any]) -> Callable[[Any], bool]:
-    """``push_check`` for a game without :class:`~engine.game.CheckingPush`: two calls."""
-    push, in_check = game.push, game.in_check
-
-    def push_check(move: Any) -> bool:
-        push(move)
-        return in_check()
-
-    return push_check
-
-
-def _no_gain() -> int:
-    """Never called: ``max_gain`` is used only together with a game's ``see_ge``."""
-    return INF
 
 
 def _no_tables() -> int | None:
@@ -459,8 +423,10 @@ def _bound_cuts(bound: int, value: int, alpha: int, beta: int) -> bool:
 class Worker:
     """One search's tree walk (Stockfish's ``Search::Worker``): the per-search state as typed
     fields, the per-ply records, and the node methods :meth:`qsearch`, :meth:`negamax` and
-    :meth:`search_root`.  Built per search by :meth:`Searcher.search`; the bound methods of
-    the game and the switches of the configuration are read once here, not once per node."""
+    :meth:`search_root`.  Built per search by :meth:`Searcher.search`; the game's optional
+    capabilities and the switches of the configuration are read once here, not once per
+    node, and the nodes ask the game through :attr:`pos`, a
+    :class:`~engine.native_game.NativeGame` (natively for a compiled game)."""
 
     def __init__(  # noqa: PLR0917 - built in one place, from the search's arguments
         self,
@@ -502,18 +468,8 @@ class Worker:
             clock=self.clock,
         )
         self.next_poll = self.stop.first
-        # The game's bound methods, looked up once.
-        self.pop = game.pop
-        self.push_null = game.push_null
-        self.can_null = game.can_null_move
-        self.in_check = game.in_check
-        self.is_terminal = game.is_terminal
-        self.terminal_value = game.terminal_value
-        self.key = game.key
-        self.evaluate = game.evaluate
-        self.legal_moves = game.legal_moves
-        self.noisy_moves = game.noisy_moves
-        self.is_noisy = game.is_noisy
+        # The game as the search calls it on every node: natively (engine.native_game).
+        self.pos = native(game)
         # The switches.  ``go mate N`` asks for a proof of the shortest mate: the heuristics
         # that hide quiet mating moves behind a sacrifice (null move, reductions, futility)
         # are left out.
@@ -532,29 +488,13 @@ class Worker:
         self.use_tt_eval = cfg.tt_eval
         self.use_singular = cfg.singular and not proof
         # The optional capabilities (engine.game), asked once per search.
-        exchange = game if isinstance(game, StaticExchange) else None
-        self.exchange = exchange
         self.interned = isinstance(game, InternedMoves) and game.moves_interned
-        self.use_see = exchange is not None and cfg.exchange_pruning and not proof
+        self.use_see = isinstance(game, StaticExchange) and cfg.exchange_pruning and not proof
         # ProbCut tries captures by their exchange and confirms them by quiescence.
         self.use_probcut = cfg.probcut and self.use_null and self.use_qs and self.use_see
-        self.see_ge: Callable[[Any, int], bool] = _keeps_material
-        self.max_gain: Callable[[], int] = _no_gain
-        if exchange is not None and self.use_see:
-            self.see_ge = exchange.see_ge
-            self.max_gain = exchange.max_gain
-        self.exchange_order: Callable[[Any, int], bool] | None = (
-            self.see_ge if self.use_see else None
-        )
         self.lmp_counts: tuple[int, ...] = _LMP_COUNTS if self.use_fut else ()
-        self.gives_check: Callable[[Any], bool] = (
-            game.gives_check if isinstance(game, CheckTest) else _check_by_playing(game)
-        )
-        self.push_check: Callable[[Any], bool] = (
-            game.push_check if isinstance(game, CheckingPush) else _push_then_look(game)
-        )
         self.stack = [
-            Stack(MovePicker(game, self.exchange_order, self.interned)) for _ in range(MAX_PLY + 2)
+            Stack(MovePicker(self.pos, self.use_see, self.interned)) for _ in range(MAX_PLY + 2)
         ]
         # Endgame tablebases: without tables in use, ``tb_limit`` stays 0 and nothing changes.
         self.tb_limit = 0
@@ -653,7 +593,7 @@ class Worker:
                             multipv=k + 1,
                         )
                     )
-                check = self.push_check(move)
+                check = self.pos.push_check(move)
                 root.current_move = move
                 if i == 0:
                     s = -self.negamax(depth - 1, -beta, -alpha, 1, True, True, check)
@@ -661,7 +601,7 @@ class Worker:
                     s = -self.negamax(depth - 1, -alpha - 1, -alpha, 1, False, True, check)
                     if s > alpha:
                         s = -self.negamax(depth - 1, -beta, -alpha, 1, True, True, check)
-                self.pop()
+                self.pos.pop()
                 if s > best:
                     best = s
                     if s > alpha:
@@ -693,17 +633,17 @@ class Worker:
         pv_node = beta - alpha > 1
 
         # Step 2. Check for an immediate draw (the game's end) or maximum ply reached.
-        if self.is_terminal():
-            return outcome_score(self.terminal_value(), ply)
+        if self.pos.is_terminal():
+            return outcome_score(self.pos.terminal_value(), ply)
         if ply > self.seldepth:  # noqa: PLR1730 - hot path: cheaper than a max() call
             self.seldepth = ply
         if ply >= _PLY_CAP:
             self.events += 1
-            return self.evaluate()
+            return self.pos.evaluate()
         events_at_entry = self.events
 
         # Step 3. Transposition table lookup.
-        key = fold_key(self.key())  # once: lookup and store take it native
+        key = self.pos.folded_key()  # once, native: lookup and store take it so
         entry = self.tt.lookup_folded(key)
         ev = NO_EVAL
         tt_score = 0
@@ -722,14 +662,14 @@ class Worker:
         # every evasion is searched, and none means mate.
         use_see = self.use_see
         if in_check:
-            moves = self.legal_moves()
+            moves = self.pos.legal_moves()
             if not moves:
-                return outcome_score(self.terminal_value(), ply)
+                return outcome_score(self.pos.terminal_value(), ply)
             best = mated_in(ply)
         else:
             self.events += 1
             if ev == NO_EVAL:
-                ev = self.evaluate()
+                ev = self.pos.evaluate()
             best = ev
             if self.use_qs_tt_eval and entry and _table_knows_better(tt_score, tt_bound, ev):
                 best = tt_score  # a searched score knows the tactics the static one does not
@@ -737,9 +677,9 @@ class Worker:
                 return best
             if best > alpha:
                 alpha = best
-            elif use_see and best + self.max_gain() + _DELTA_MARGIN <= alpha:
+            elif use_see and best + self.pos.max_gain() + _DELTA_MARGIN <= alpha:
                 return best  # not even the best capture here could reach alpha
-            moves = self.noisy_moves()
+            moves = self.pos.noisy_moves()
 
         # Step 5. Loop through the moves.
         best_move = None
@@ -750,13 +690,13 @@ class Worker:
             # (delta pruning), are skipped.
             if delta_pruning:
                 need = alpha - stand_pat - _DELTA_MARGIN + 1
-                if not self.see_ge(move, need if need > 0 else 0):
+                if not self.pos.see_ge(move, need if need > 0 else 0):
                     self.events += 1
                     continue
 
             # Step 7. Make and search the move.
-            s = -self.qsearch(-beta, -alpha, ply + 1, self.push_check(move))
-            self.pop()
+            s = -self.qsearch(-beta, -alpha, ply + 1, self.pos.push_check(move))
+            self.pos.pop()
 
             # Step 8. Check for a new best move.
             if s > best:
@@ -807,8 +747,8 @@ class Worker:
         tb_hi = INF
 
         # Step 2. Check for the game's end (by rule or line; never checked at the root).
-        if self.is_terminal():
-            return outcome_score(self.terminal_value(), ply)
+        if self.pos.is_terminal():
+            return outcome_score(self.pos.terminal_value(), ply)
 
         # Step 3. Mate distance pruning: no line from here beats a mate already in hand.
         lo = mated_in(ply)
@@ -830,17 +770,17 @@ class Worker:
             if self.use_qs:
                 return self.qsearch(alpha, beta, ply, in_check)
             self.events += 1
-            return self.evaluate()
+            return self.pos.evaluate()
         if ply >= _PLY_CAP:
             self.events += 1
-            return self.evaluate()
+            return self.pos.evaluate()
         if ply > self.seldepth:  # noqa: PLR1730 - hot path: cheaper than a max() call
             self.seldepth = ply
         events_at_entry = self.events
 
         # Step 4. Transposition table lookup; a singular extension search reads only the
         # static evaluation: the entry is the full node's (and it stores nothing, below).
-        key = fold_key(self.key())  # once: lookup and store take it native
+        key = self.pos.folded_key()  # once, native: lookup and store take it so
         entry = self.tt.lookup_folded(key)
         tt_move = None
         tt_score = 0
@@ -912,13 +852,13 @@ class Worker:
                 ss.static_eval = NO_EVAL
             else:
                 if ev == NO_EVAL:
-                    ev = self.evaluate()
+                    ev = self.pos.evaluate()
                 ss.static_eval = ev
                 before = self.stack[ply - 2].static_eval if ply >= 2 else NO_EVAL
                 improving = before == NO_EVAL or ev > before
         if not pv_node and not in_check:
             if ev == NO_EVAL:
-                ev = self.evaluate()
+                ev = self.pos.evaluate()
             judged = ev
             if self.use_tt_eval and entry and _table_knows_better(tt_score, tt_bound, ev):
                 judged = tt_score
@@ -953,7 +893,7 @@ class Worker:
                 and depth >= _NULL_MIN_DEPTH
                 and judged >= beta
                 and beta < MATE_BOUND
-                and self.can_null()
+                and self.pos.can_null_move()
             ):
                 v = self.null_move_search(depth, beta, ply, judged)
                 if v != _NONE:
@@ -1018,7 +958,7 @@ class Worker:
         if best == _NONE:
             if excluded is not None:
                 return alpha
-            return outcome_score(self.terminal_value(), ply)
+            return outcome_score(self.pos.terminal_value(), ply)
         if excluded is not None:
             return best
 
@@ -1042,7 +982,7 @@ class Worker:
         """Step 9: pass, and search the reply ``3 + depth // 3`` plies shallower (up to two
         more the further the evaluation stands above beta); the node's value if the pass
         still beats beta (a mate is not proven by a pass: beta), else :data:`_NONE`."""
-        self.push_null()
+        self.pos.push_null()
         self.stack[ply].current_move = None
         gain = (judged - beta) // _NULL_EVAL_DIV
         s = -self.negamax(
@@ -1052,9 +992,9 @@ class Worker:
             ply + 1,
             False,
             False,
-            self.in_check(),
+            self.pos.in_check(),
         )
-        self.pop()
+        self.pos.pop()
         if s >= beta:
             self.events += 1
             return beta if s >= MATE_BOUND else s
@@ -1104,17 +1044,17 @@ class Worker:
         by a search four plies shallower) cuts the node: its value, else :data:`_NONE`."""
         probcut_beta = beta + _PROBCUT_MARGIN
         ss = self.stack[ply]
-        for move in self.noisy_moves():
-            if not self.see_ge(move, probcut_beta - judged):
+        for move in self.pos.noisy_moves():
+            if not self.pos.see_ge(move, probcut_beta - judged):
                 continue
-            check = self.push_check(move)
+            check = self.pos.push_check(move)
             ss.current_move = move
             s = -self.qsearch(-probcut_beta, 1 - probcut_beta, ply + 1, check)
             if s >= probcut_beta:
                 s = -self.negamax(
                     depth - 4, -probcut_beta, 1 - probcut_beta, ply + 1, False, True, check
                 )
-            self.pop()
+            self.pos.pop()
             if s >= probcut_beta:
                 self.events += 1
                 if s < MATE_BOUND:
@@ -1147,6 +1087,7 @@ class Worker:
         legal = 0
         tried: list[Any] | None = None
         hist = self.hist_tables[self.root_side ^ (ply & 1)]
+        scores: dict[Hashable, int] = hist  # compiled, ``get`` on a dict is a native call
         counters_here = self.counter_tables[self.root_side ^ (ply & 1)]
         previous = self.stack[ply - 1].current_move if self.use_counter and ply else None
         new_depth = depth - 1
@@ -1176,13 +1117,13 @@ class Worker:
                 elif stage == STAGE_LOSING:
                     # Negated after the product: compiled, a tagged product with a
                     # negative operand takes mypyc's slow path through Python longs.
-                    prunable = not self.see_ge(move, -(_SEE_CAPTURE_MARGIN * depth))
-            if prunable and not self.gives_check(move):
+                    prunable = not self.pos.see_ge(move, -(_SEE_CAPTURE_MARGIN * depth))
+            if prunable and not self.pos.gives_check(move):
                 self.events += 1
                 continue
 
             # Step 16. Make the move.
-            check = self.push_check(move)
+            check = self.pos.push_check(move)
             ss.current_move = move
             if not searched:
                 d = new_depth + tt_ext if stage == STAGE_TT else new_depth
@@ -1204,7 +1145,7 @@ class Worker:
                     if self.use_improving and not improving:
                         r += 1
                     if self.use_history_lmr and r:
-                        h = hist.get(move, 0)
+                        h = scores.get(move, 0)
                         if h > 0:
                             r -= 1
                         elif h < 0:
@@ -1222,7 +1163,7 @@ class Worker:
                     s = -self.negamax(new_depth, -beta, -alpha, ply + 1, True, True, check)
 
             # Step 19. Undo move.
-            self.pop()
+            self.pos.pop()
             searched += 1
 
             # Step 20. Check for a new best move.
@@ -1239,7 +1180,7 @@ class Worker:
                         if searched == 1:
                             self.first_cutoffs += 1
                         if STAGE_KILLER <= stage <= STAGE_QUIET or (
-                            stage == STAGE_TT and not self.is_noisy(move)
+                            stage == STAGE_TT and not self.pos.is_noisy(move)
                         ):
                             self.update_quiet_stats(ply, move, depth, tried, previous)
                         break
@@ -1259,7 +1200,7 @@ class Worker:
         fall by as much (gravity: scores stay within ±:data:`_HIST_MAX`)."""
         ss = self.stack[ply]
         side = self.root_side ^ (ply & 1)
-        hist = self.hist_tables[side]
+        hist: dict[Hashable, int] = self.hist_tables[side]  # ``get`` native, as a dict's
         killer = ss.killer1
         if killer is not move and (self.interned or killer != move):
             ss.killer2 = killer

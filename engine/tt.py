@@ -49,7 +49,6 @@ _MASK64: Final = (1 << 64) - 1
 _MIN_KEY: Final[i64] = -(1 << 63)
 _MAX_KEY: Final[i64] = (1 << 63) - 1
 _TWO_64: Final = 1 << 64
-_LOW_63: Final[i64] = (1 << 63) - 1
 _OFFSET: Final = 32768
 NO_EVAL: Final = _OFFSET
 """No static evaluation, as a native int (boxing ``None`` or an int beyond 256 costs the
@@ -361,7 +360,11 @@ class TranspositionTable:
         n: i64 = self._buckets
         if key >= 0:
             return (key % n) * 4
-        return (((key & _LOW_63) % n + self._wrap) % n) * 4
+        # The mask built from 32-bit halves, which the C compiler folds: compiled, a literal
+        # above 2⁶², such as ``(1 << 63) - 1``, is a boxed int unboxed on every use.
+        low_63: i64 = 0x7FFF_FFFF
+        low_63 = (low_63 << 32) | 0xFFFF_FFFF
+        return (((key & low_63) % n + self._wrap) % n) * 4
 
     def _word(self, i: i64) -> i64:
         """Slot word ``i``: a private table's natively, a shared one's through its view (a

@@ -36,6 +36,7 @@ from mypy_extensions import i64
 
 from engine.eval import LinearEvaluator
 from engine.game import IllegalMoveError, InvalidPositionError, TablebaseProbing
+from engine.native_game import NativeGame
 from games.chess_game.bitboard64 import (
     SQUARE,
     Bitboards,
@@ -195,7 +196,7 @@ def _sort_noisy(node: Bitboards, moves: list[int]) -> None:
         shared[j + 1] = moved
 
 
-class ChessGame:
+class ChessGame(NativeGame):
     """A chess position with make/unmake, keys, terminal tests and a linear evaluation.
 
     The board passed in is copied (its move history too: repetitions through it are seen);
@@ -206,6 +207,10 @@ class ChessGame:
     registry's :func:`from_fen` rejects every position python-chess calls invalid.  The gap
     is deliberate: the classic perft suites contain positions no game can reach (two bishops
     giving check at once), which are fine for counting moves.
+
+    A :class:`~engine.native_game.NativeGame`: compiled in the same build as the search, it
+    is asked its per-node questions through the native method table, the key as a native
+    word (:meth:`folded_key`).
     """
 
     __slots__ = (
@@ -377,16 +382,20 @@ class ChessGame:
             return quiet
         return moves
 
-    def is_noisy(self, move: i64) -> bool:
-        if move >> PROMOTION_SHIFT:
+    # The search's per-node calls (is_noisy, see_ge, gives_check, push_check) override
+    # NativeGame's: mypyc lets an override narrow a move argument to ``int``, not to ``i64``.
+
+    def is_noisy(self, move: int) -> bool:
+        code: i64 = move
+        if code >> PROMOTION_SHIFT:
             return True
         node = self._current
-        to = (move >> TO_SHIFT) & SQUARE_MASK
+        to = (code >> TO_SHIFT) & SQUARE_MASK
         if (node.black if node.turn else node.white) & SQUARE[to]:
             return True
-        return to == node.ep_square and bool(node.pawns & SQUARE[move & SQUARE_MASK])
+        return to == node.ep_square and bool(node.pawns & SQUARE[code & SQUARE_MASK])
 
-    def see_ge(self, move: i64, threshold: int) -> bool:
+    def see_ge(self, move: int, threshold: int) -> bool:
         return see_ge(self._current, move, threshold)
 
     def max_gain(self) -> int:
@@ -406,7 +415,7 @@ class ChessGame:
             gain += _SEE_QUEEN - _SEE_PAWN
         return gain
 
-    def gives_check(self, move: i64) -> bool:
+    def gives_check(self, move: int) -> bool:
         """Consecutive questions at one node (the search asks for each quiet move it would
         prune) share the position's check squares, computed at the first."""
         node = self._current
@@ -492,7 +501,7 @@ class ChessGame:
         self._psq = psq
         self._window = self._window + 1 if reversible else 0
 
-    def push_check(self, move: i64) -> bool:
+    def push_check(self, move: int) -> bool:
         """:meth:`push`, then :meth:`in_check` (:class:`~engine.game.CheckingPush`)."""
         self.push(move)
         return self._current.checkers != 0
@@ -572,6 +581,10 @@ class ChessGame:
         position) as the signed word the records hold: the transposition table folds keys to
         signed words, so one in that range costs it no conversion (``unsigned`` of it is the
         Polyglot key)."""
+        return self._current.key
+
+    def folded_key(self) -> i64:
+        """:meth:`key` as the native word it is (:class:`~engine.native_game.NativeGame`)."""
         return self._current.key
 
     @property

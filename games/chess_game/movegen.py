@@ -115,8 +115,6 @@ def legal_moves_not_in_check(
     diagonal = boards.bishops | boards.queens
     straight = boards.rooks | boards.queens
     moves: list[int] = []
-    append = moves.append
-    extend = moves.extend
     allowed = ~ours & to_mask
 
     # Pieces other than pawns, highest square first.
@@ -141,7 +139,7 @@ def legal_moves_not_in_check(
                 to = msb(targets)
                 targets ^= SQUARE[to]
                 if not attackers_of(boards, not turn, to, occupied):
-                    append(row[to])
+                    moves.append(row[to])
             continue
         else:
             if bit & diagonal:
@@ -157,7 +155,7 @@ def legal_moves_not_in_check(
         while targets:
             to = msb(targets)
             targets ^= SQUARE[to]
-            append(row[to])
+            moves.append(row[to])
 
     # Castling.
     if from_mask & kings and boards.castling & to_mask & ours & _BACKRANKS:
@@ -197,9 +195,9 @@ def legal_moves_not_in_check(
                 to = msb(targets)
                 targets ^= SQUARE[to]
                 if SQUARE[to] & _BACKRANKS:
-                    extend(promotions(frm, to))
+                    moves.extend(promotions(frm, to))
                 else:
-                    append(row[to])
+                    moves.append(row[to])
 
     # Pushes: every single push, then every double push, highest target first.
     empty = ~occupied
@@ -220,16 +218,16 @@ def legal_moves_not_in_check(
         if SQUARE[frm] & pinned and not LINE[frm * 64 + king] & SQUARE[to]:
             continue
         if SQUARE[to] & _BACKRANKS:
-            extend(promotions(frm, to))
+            moves.extend(promotions(frm, to))
         else:
-            append(MOVES[frm][to])
+            moves.append(MOVES[frm][to])
     while double:
         to = msb(double)
         double ^= SQUARE[to]
         frm = to - step - step
         if SQUARE[frm] & pinned and not LINE[frm * 64 + king] & SQUARE[to]:
             continue
-        append(MOVES[frm][to])
+        moves.append(MOVES[frm][to])
 
     # En passant.
     ep = boards.ep_square

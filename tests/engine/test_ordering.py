@@ -87,7 +87,7 @@ def test_the_history_sort_takes_a_list_too_long_for_its_packed_index() -> None:
 def test_a_restarted_picker_walks_a_new_node_in_full() -> None:
     """One picker per ply serves node after node: a restart forgets the last walk."""
     game = ChessGame(chess.Board())
-    picker = MovePicker(game, game.see_ge, interned=True)
+    picker = MovePicker(game, exchange=True, interned=True)
     e4 = game.parse_move("e2e4")
     picker.start(e4, None, None, None, Counter())
     assert picker.next_move() is e4

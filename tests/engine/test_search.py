@@ -538,11 +538,15 @@ def test_clear_forgets_and_resize_keeps_working() -> None:
 
 
 class CountingTicTacToe:
-    """Counts quiet move generation, to show that a cut-off on an early stage skips it."""
+    """Counts quiet move generation, to show that a cut-off on an early stage skips it (the
+    rest of the game is the wrapped one's)."""
 
     def __init__(self, game: Game[Any]) -> None:
         self.game = game
         self.quiet_calls = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.game, name)
 
     def noisy_moves(self) -> list[Any]:
         return self.game.noisy_moves()
@@ -578,7 +582,7 @@ def test_staged_order_and_laziness() -> None:
     assert ordered_moves(game, tt_move, (killer, None), history) == moves
     # A consumer that stops after the noisy stage never pays for quiet generation.
     counting = CountingTicTacToe(game)
-    picker = staged_moves(counting, tt_move, killer, None, history)  # type: ignore[arg-type]
+    picker = staged_moves(counting, tt_move, killer, None, history)
     assert [next(picker)[1], next(picker)[1]] == [STAGE_TT, STAGE_NOISY]
     assert counting.quiet_calls == 0
     next(picker)

@@ -115,8 +115,7 @@ def test_losing_captures_are_tried_after_the_quiet_moves() -> None:
     moves behind every quiet move; without it both keep the game's MVV-LVA order."""
     game = get_variant("chess").new("4k3/8/3p4/4p3/1n6/8/8/4QK2 w - - 0 1")
     take_pawn, take_knight = game.parse_move("e1e5"), game.parse_move("e1b4")
-    see_ge = game.see_ge  # type: ignore[attr-defined]
-    stream = list(staged_moves(game, None, None, None, Counter(), exchange=see_ge))
+    stream = list(staged_moves(game, None, None, None, Counter(), exchange=True))
     assert sorted(m for m, _ in stream) == sorted(game.legal_moves())
     assert stream[0] == (take_knight, STAGE_NOISY)
     assert stream[-1] == (take_pawn, STAGE_LOSING)
