@@ -27,7 +27,9 @@ into that calibration file (default ``games/data/chess_levels.json``, which the 
 ``UCI_Elo`` reads; a file that does not exist starts a new calibration), replacing the point
 at its level; a point that would put two levels at one Elo, or make the levels not ascend
 with Elo, is printed and not written.  ``verify`` plays the level the shipped file gives.
-``print-table`` prints a file's table for docs/playing.md (a test checks they agree).  A
+``print-table`` prints a file's table for docs/playing.md (a test checks they agree);
+``drop LEVEL...`` removes points (probes a verification superseded) and ``rechain`` places
+chained points on their anchors' current points again (writing a point does that itself).  A
 recalibration from scratch: probe into a new file, copy it over the shipped one once it has
 two points, then verify the rungs and chain below them into the shipped file::
 
@@ -88,7 +90,7 @@ from match_stockfish import (
 from time_profile import profile
 
 from engine.skill import FULL_STRENGTH, EloScale
-from games.calibration import Calibration, Point, chained
+from games.calibration import Calibration, Point, chain_opponent, chained
 from games.chess_game.levels import CALIBRATION_PATH, CHESS_CALIBRATION
 
 BRUDNO = f"{shlex.quote(sys.executable)} -m brudno"
@@ -339,7 +341,7 @@ def chain(base: argparse.Namespace, levels: list[int]) -> None:
     for level in sorted(levels, reverse=True):
         if level >= anchor.level:
             raise SystemExit(f"chain: level {level} is not below its anchor {anchor.level:g}")
-        names = (f"Brudno level {level}", f"Brudno level {anchor.level:g}")
+        names = (chain_opponent(level), chain_opponent(anchor.level))
         pair = run_pair(
             base, [f"Skill Level={level}"], level_options(anchor.level, calibration), names
         )
@@ -388,6 +390,22 @@ def skill_ladder(base: argparse.Namespace, levels: list[int]) -> None:
         f"ladder verdict={overall} pairs={len(pairs)} weaker={','.join(weaker) or 'none'}",
         flush=True,
     )
+
+
+def edit_table(base: argparse.Namespace) -> None:
+    """``drop``: remove the points at the given levels (probes that verifications
+    superseded); ``rechain``: place every chained point on its anchor's current point (a
+    written point moves its chain itself; this mends a file written before that rule)."""
+    calibration = _calibration(base)
+    try:
+        for level in base.levels if base.mode == "drop" else ():
+            calibration = calibration.without_level(level)
+        updated = calibration.rechained()
+        updated.scale()
+    except ValueError as exc:
+        raise SystemExit(f"{base.mode}: table unchanged: {exc}") from None
+    updated.write(base.table)
+    print(f"table {base.table}: {len(updated.points)} points", flush=True)
 
 
 def print_table(base: argparse.Namespace) -> None:
@@ -508,6 +526,11 @@ def parser() -> argparse.ArgumentParser:
             )
     table = sub.add_parser("print-table", help="the documentation table of a calibration file")
     table.add_argument("--table", type=Path, default=CALIBRATION_PATH, metavar="FILE")
+    drop = sub.add_parser("drop", help="remove the points at these levels from a table")
+    drop.add_argument("levels", nargs="+", type=float, metavar="LEVEL")
+    rechain = sub.add_parser("rechain", help="place chained points on their anchors again")
+    for each in (drop, rechain):
+        each.add_argument("--table", type=Path, default=CALIBRATION_PATH, metavar="FILE")
     fast = sub.add_parser("speed", help="time per move of each level against full strength")
     fast.add_argument("levels", nargs="+", type=int, metavar="LEVEL")
     fast.add_argument("--positions", type=int, default=20)
@@ -533,6 +556,8 @@ def main() -> int:
         skill_ladder(args, args.points)
     elif args.mode == "print-table":
         print_table(args)
+    elif args.mode in ("drop", "rechain"):
+        edit_table(args)
     elif args.mode == "speed":
         speed(args)
     else:

@@ -21,7 +21,7 @@ from typing import Any
 
 from engine.skill import MIN_POINTS, EloScale
 
-__all__ = ["TABLE_HEADER", "Calibration", "Point", "chained"]
+__all__ = ["TABLE_HEADER", "Calibration", "Point", "chain_opponent", "chained"]
 
 TABLE_HEADER = (
     "| UCI_Elo | level | against | games | W-D-L | score | difference (95%) | +/- on the scale "
@@ -78,6 +78,21 @@ def _half_up(value: Fraction) -> int:
     return math.floor(value + Fraction(1, 2))
 
 
+_CHAIN_OPPONENT = "Brudno level "
+
+
+def chain_opponent(level: float) -> str:
+    """The :attr:`Point.opponent` of a level chained to our own ``level``."""
+    return f"{_CHAIN_OPPONENT}{level:g}"
+
+
+def _anchor_level(point: Point) -> float | None:
+    """The level ``point`` was chained to, ``None`` for a point measured against a reference."""
+    if point.opponent.startswith(_CHAIN_OPPONENT):
+        return float(point.opponent.removeprefix(_CHAIN_OPPONENT))
+    return None
+
+
 def chained(anchor: Point, diff: float, margin: float) -> tuple[int, float]:
     """The Elo and interval of a level measured ``diff +/- margin`` against ``anchor``: the
     anchor's Elo plus the difference, the errors added in quadrature."""
@@ -103,17 +118,51 @@ class Calibration:
         return next((p for p in self.points if p.level == level), None)
 
     def with_point(self, point: Point) -> Calibration:
-        """These points with ``point`` in place of any at its level, in Elo order; raises
-        ``ValueError`` when another level has its Elo or the result is no scale (levels not
-        ascending with Elo): which measurement to keep is then a person's call."""
+        """These points with ``point`` in place of any at its level, in Elo order, and the
+        points chained below it moved with it (:meth:`rechained`); raises ``ValueError``
+        when another level has its Elo or the result is no scale (levels not ascending with
+        Elo): which measurement to keep is then a person's call."""
         kept = [p for p in self.points if p.level != point.level]
         clash = next((p for p in kept if p.elo == point.elo), None)
         if clash is not None:
             raise ValueError(f"level {clash.level:g} is at Elo {point.elo} already")
         merged = replace(self, points=tuple(sorted([*kept, point], key=lambda p: p.elo)))
+        merged = merged.rechained()
         if len(merged.points) >= MIN_POINTS:  # a new file's first point is no scale yet
             merged.scale()
         return merged
+
+    def without_level(self, level: float) -> Calibration:
+        """These points less the one at ``level`` (a probe a verification superseded);
+        raises ``ValueError`` when there is none, or a point is chained to it."""
+        if self.point_at_level(level) is None:
+            raise ValueError(f"no point at level {level:g}")
+        below = next((p for p in self.points if _anchor_level(p) == level), None)
+        if below is not None:
+            raise ValueError(f"level {below.level:g} is chained to level {level:g}")
+        return replace(self, points=tuple(p for p in self.points if p.level != level))
+
+    def rechained(self) -> Calibration:
+        """Each chained point placed again on its anchor's current point: a chain measured a
+        difference to a level of ours, so when that level's point moves (a verification
+        remeasured it), the points below it move by as much, their errors added up anew."""
+        by_level = {p.level: p for p in self.points}
+        placed: dict[float, Point] = {}
+
+        def place(point: Point, seen: frozenset[float]) -> Point:
+            if point.level in placed:
+                return placed[point.level]
+            anchor_level = _anchor_level(point)
+            anchor = by_level.get(anchor_level) if anchor_level is not None else None
+            if anchor is not None and anchor.level not in seen:
+                anchor = place(anchor, seen | {point.level})
+                elo, interval = chained(anchor, point.diff, point.margin)
+                point = replace(point, elo=elo, interval=interval, opponent_elo=anchor.elo)
+            placed[point.level] = point
+            return point
+
+        points = [place(p, frozenset()) for p in self.points]
+        return replace(self, points=tuple(sorted(points, key=lambda p: p.elo)))
 
     def rows(self) -> tuple[str, ...]:
         """The documentation table: header and one row per point, in Elo order."""

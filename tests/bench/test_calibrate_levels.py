@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from games.calibration import Calibration, Point
+from games.calibration import Calibration, Point, chain_opponent
 from games.chess_game.levels import CALIBRATION_PATH, CHESS_CALIBRATION
 from tests.support.paths import REPO
 
@@ -168,7 +170,8 @@ def test_a_verification_that_misses_moves_the_levels_point(
     assert (written.elo, written.opponent_elo, written.diff) == (1580, 1500, 80.0)
 
 
-def run(*words: str) -> str:
+def run(*words: str, check: bool = True) -> str:
+    """The script's output (stdout, then stderr); ``check``: it must exit 0."""
     done = subprocess.run(
         [sys.executable, str(SCRIPT), *words],
         cwd=REPO,
@@ -177,8 +180,8 @@ def run(*words: str) -> str:
         check=False,
         timeout=300,
     )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    assert done.returncode == 0 or not check, done.stderr
+    return done.stdout + done.stderr
 
 
 def test_skill_ladder_plays_neighbours_and_gives_its_verdict() -> None:
@@ -230,8 +233,38 @@ def test_print_table_is_the_files_table() -> None:
     assert CHESS_CALIBRATION.status in said
 
 
+def test_drop_and_rechain_edit_a_table_file(tmp_path: Path) -> None:
+    table = tmp_path / "levels.json"
+    anchor = FILE.points[0]
+    diff, margin = -200.0, 90.0
+    below = replace(
+        anchor, level=4.0, opponent=chain_opponent(anchor.level), diff=diff, margin=margin,
+        elo=anchor.elo - 100, interval=50.0,  # as if placed on an older anchor point
+    )  # fmt: skip
+    table.write_text(replace(FILE, points=(below, *FILE.points)).dumps())
+    assert "table " in run("rechain", "--table", str(table))
+    mended = Calibration.read(table).point_at_level(4.0)
+    assert mended is not None and mended.elo == round(anchor.elo + diff)
+    assert mended.interval == pytest.approx(math.hypot(anchor.interval, margin))
+    run("drop", "17.5", "--table", str(table))
+    assert [p.level for p in Calibration.read(table).points] == [4.0, 10.5, 14.7]
+    refused = run("drop", "10.5", "--table", str(table), check=False)
+    assert "table unchanged: level 4 is chained to level 10.5" in refused
+
+
 @pytest.mark.parametrize(
-    "mode", ["probe", "verify", "chain", "skill-ladder", "print-table", "speed", "seconds-per-move"]
+    "mode",
+    [
+        "probe",
+        "verify",
+        "chain",
+        "skill-ladder",
+        "print-table",
+        "drop",
+        "rechain",
+        "speed",
+        "seconds-per-move",
+    ],
 )
 def test_every_command_prints_its_help(tool: ModuleType, mode: str) -> None:
     """argparse raises on a mutually exclusive group left empty when it formats the usage."""

@@ -3,11 +3,12 @@ source for the engine's Elo scale, the option's range and the documentation's ta
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import pytest
 
-from games.calibration import TABLE_HEADER, Calibration, Point, chained
+from games.calibration import TABLE_HEADER, Calibration, Point, chain_opponent, chained
 from games.chess_game.levels import CALIBRATION_PATH, CHESS_CALIBRATION, CHESS_ELO
 from tests.support.paths import REPO
 
@@ -82,3 +83,32 @@ def test_a_chained_point_is_its_anchor_plus_the_difference_with_the_errors_added
     below = point(1200, 4.0, interval=100.0)
     elo, interval = chained(below, -100.0, 75.0)
     assert (elo, interval) == (1100, pytest.approx(125.0))
+
+
+def test_a_remeasured_anchor_moves_the_points_chained_below_it() -> None:
+    anchor = point(1350, 4.0, interval=60.0)
+    two = point(1200, 2.0, opponent=chain_opponent(4.0), opponent_elo=1350, diff=-150.0)
+    two = replace(two, margin=80.0, interval=100.0)
+    zero = point(1000, 0.0, opponent=chain_opponent(2.0), opponent_elo=1200, diff=-200.0)
+    zero = replace(zero, margin=75.0, interval=125.0)
+    top = point(1600, 10.0)
+    calibration = Calibration("ref", "measured", (zero, two, anchor, top))
+    assert calibration.rechained() == calibration  # nothing moved: nothing changes
+    moved = calibration.with_point(point(1280, 4.0, interval=70.0, diff=-70.0))
+    by_level = {p.level: p for p in moved.points}
+    assert (by_level[2.0].elo, by_level[2.0].opponent_elo) == (1130, 1280)
+    assert by_level[2.0].interval == pytest.approx(math.hypot(70.0, 80.0))
+    assert (by_level[0.0].elo, by_level[0.0].opponent_elo) == (930, 1130)
+    assert by_level[0.0].interval == pytest.approx(math.hypot(70.0, 80.0, 75.0))
+    assert by_level[10.0] == top  # a point measured against a reference stays
+
+
+def test_a_superseded_probe_is_dropped_but_never_an_anchor() -> None:
+    anchor = point(1350, 4.0)
+    two = point(1200, 2.0, opponent=chain_opponent(4.0), opponent_elo=1350, diff=-150.0)
+    calibration = Calibration("ref", "measured", (two, anchor, point(1458, 7.0)))
+    assert [p.level for p in calibration.without_level(7.0).points] == [2.0, 4.0]
+    with pytest.raises(ValueError, match="chained to level 4"):
+        calibration.without_level(4.0)
+    with pytest.raises(ValueError, match="no point at level 9"):
+        calibration.without_level(9.0)
