@@ -88,9 +88,12 @@ def chain_opponent(level: float) -> str:
 
 def _anchor_level(point: Point) -> float | None:
     """The level ``point`` was chained to, ``None`` for a point measured against a reference."""
-    if point.opponent.startswith(_CHAIN_OPPONENT):
+    if not point.opponent.startswith(_CHAIN_OPPONENT):
+        return None
+    try:
         return float(point.opponent.removeprefix(_CHAIN_OPPONENT))
-    return None
+    except ValueError:  # not a level's name: nothing to follow
+        return None
 
 
 def chained(anchor: Point, diff: float, margin: float) -> tuple[int, float]:
@@ -157,7 +160,10 @@ class Calibration:
             if anchor is not None and anchor.level not in seen:
                 anchor = place(anchor, seen | {point.level})
                 elo, interval = chained(anchor, point.diff, point.margin)
-                point = replace(point, elo=elo, interval=interval, opponent_elo=anchor.elo)
+                # Rounded as a measured point's figures are written (a tenth).
+                point = replace(
+                    point, elo=elo, interval=round(interval, 1), opponent_elo=anchor.elo
+                )
             placed[point.level] = point
             return point
 

@@ -97,10 +97,12 @@ def test_a_remeasured_anchor_moves_the_points_chained_below_it() -> None:
     moved = calibration.with_point(point(1280, 4.0, interval=70.0, diff=-70.0))
     by_level = {p.level: p for p in moved.points}
     assert (by_level[2.0].elo, by_level[2.0].opponent_elo) == (1130, 1280)
-    assert by_level[2.0].interval == pytest.approx(math.hypot(70.0, 80.0))
+    assert by_level[2.0].interval == round(math.hypot(70.0, 80.0), 1)
     assert (by_level[0.0].elo, by_level[0.0].opponent_elo) == (930, 1130)
-    assert by_level[0.0].interval == pytest.approx(math.hypot(70.0, 80.0, 75.0))
+    assert by_level[0.0].interval == pytest.approx(math.hypot(70.0, 80.0, 75.0), abs=0.1)
     assert by_level[10.0] == top  # a point measured against a reference stays
+    odd = point(1100, 1.0, opponent="Brudno level x")  # not a level's name: left alone
+    assert replace(calibration, points=(odd, top)).rechained().points == (odd, top)
 
 
 def test_a_superseded_probe_is_dropped_but_never_an_anchor() -> None:
