@@ -27,7 +27,8 @@ into that calibration file (default ``games/data/chess_levels.json``, which the 
 ``UCI_Elo`` reads; a file that does not exist starts a new calibration), replacing the point
 at its level; a point that would put two levels at one Elo, or make the levels not ascend
 with Elo, is printed and not written.  ``verify`` plays the level the shipped file gives.
-``print-table`` prints a file's table for docs/playing.md (a test checks they agree);
+``print-table`` prints a file's table (``--docs`` writes it into README.md and
+docs/playing.md, where a test checks it is the shipped file's);
 ``drop LEVEL...`` removes points (probes a verification superseded) and ``rechain`` places
 chained points on their anchors' current points again (writing a point does that itself).  A
 recalibration from scratch: probe into a new file, copy it over the shipped one once it has
@@ -90,7 +91,7 @@ from match_stockfish import (
 from time_profile import profile
 
 from engine.skill import FULL_STRENGTH, EloScale
-from games.calibration import Calibration, Point, chain_opponent, chained
+from games.calibration import Calibration, Point, chain_opponent, chained, with_table
 from games.chess_game.levels import CALIBRATION_PATH, CHESS_CALIBRATION
 
 BRUDNO = f"{shlex.quote(sys.executable)} -m brudno"
@@ -408,12 +409,20 @@ def edit_table(base: argparse.Namespace) -> None:
     print(f"table {base.table}: {len(updated.points)} points", flush=True)
 
 
+DOCUMENTS = (REPO / "README.md", REPO / "docs" / "playing.md")
+"""The pages that show the calibration table between its markers (a test keeps them equal)."""
+
+
 def print_table(base: argparse.Namespace) -> None:
-    """The documentation table of the calibration file, and its status."""
+    """The documentation table of the calibration file, and its status; with ``--docs``, also
+    written between the table markers of :data:`DOCUMENTS`."""
     calibration = _calibration(base)
     for row in calibration.rows():
         print(row)
     print(f"\n{calibration.status}")
+    for page in DOCUMENTS if base.docs else ():
+        page.write_text(with_table(page.read_text(), calibration.rows()))
+        print(f"written into {page}")
 
 
 NEW_STATUS = "A new calibration (bench/calibrate_levels.py); review before it ships."
@@ -526,6 +535,9 @@ def parser() -> argparse.ArgumentParser:
             )
     table = sub.add_parser("print-table", help="the documentation table of a calibration file")
     table.add_argument("--table", type=Path, default=CALIBRATION_PATH, metavar="FILE")
+    table.add_argument(
+        "--docs", action="store_true", help="also write it into README.md and docs/playing.md"
+    )
     drop = sub.add_parser("drop", help="remove the points at these levels from a table")
     drop.add_argument("levels", nargs="+", type=float, metavar="LEVEL")
     rechain = sub.add_parser("rechain", help="place chained points on their anchors again")

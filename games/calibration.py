@@ -21,7 +21,16 @@ from typing import Any
 
 from engine.skill import MIN_POINTS, EloScale
 
-__all__ = ["TABLE_HEADER", "Calibration", "Point", "chain_opponent", "chained"]
+__all__ = [
+    "TABLE_END",
+    "TABLE_HEADER",
+    "TABLE_START",
+    "Calibration",
+    "Point",
+    "chain_opponent",
+    "chained",
+    "with_table",
+]
 
 TABLE_HEADER = (
     "| UCI_Elo | level | against | games | W-D-L | score | difference (95%) | +/- on the scale "
@@ -29,6 +38,21 @@ TABLE_HEADER = (
     "|---|---|---|---|---|---|---|---|---|",
 )
 """The documentation table's header; its rows are :meth:`Point.row`."""
+
+TABLE_START = "<!-- calibration table: games/data/chess_levels.json -->"
+TABLE_END = "<!-- end of calibration table -->"
+"""The markers around the table in a Markdown page (README.md and docs/playing.md)."""
+
+
+def with_table(text: str, rows: tuple[str, ...]) -> str:
+    """``text`` with the lines between its table markers replaced by ``rows``; a text without
+    exactly one pair of markers, in order, raises ``ValueError``."""
+    ends = text.count(TABLE_START), text.count(TABLE_END)
+    if ends != (1, 1) or text.index(TABLE_END) < text.index(TABLE_START):
+        raise ValueError("the page needs one table start marker and one end marker after it")
+    head, rest = text.split(TABLE_START)
+    _, tail = rest.split(TABLE_END)
+    return f"{head}{TABLE_START}\n" + "\n".join(rows) + f"\n{TABLE_END}{tail}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from games.calibration import Calibration, Point, chain_opponent
+from games.calibration import TABLE_END, TABLE_START, Calibration, Point, chain_opponent
 from games.chess_game.levels import CALIBRATION_PATH, CHESS_CALIBRATION
 from tests.support.paths import REPO
 
@@ -235,6 +235,26 @@ def test_print_table_is_the_files_table() -> None:
     said = run("print-table")
     assert said.splitlines()[: len(CHESS_CALIBRATION.rows())] == list(CHESS_CALIBRATION.rows())
     assert CHESS_CALIBRATION.status in said
+
+
+def test_print_table_docs_writes_the_table_into_each_page(
+    tool: ModuleType,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pages = (tmp_path / "README.md", tmp_path / "playing.md")
+    for page in pages:
+        page.write_text(f"# Page\n\n{TABLE_START}\n| old |\n{TABLE_END}\n\nafter\n")
+    table = tmp_path / "levels.json"
+    table.write_text(FILE.dumps())
+    monkeypatch.setattr(tool, "DOCUMENTS", pages)
+    tool.print_table(tool.parser().parse_args(["print-table", "--table", str(table), "--docs"]))
+    for page in pages:
+        text = page.read_text()
+        assert "| old |" not in text and text.endswith(f"{TABLE_END}\n\nafter\n")
+        assert "\n".join(FILE.rows()) in text
+    assert f"written into {pages[1]}" in capsys.readouterr().out
 
 
 def test_drop_and_rechain_edit_a_table_file(tmp_path: Path) -> None:

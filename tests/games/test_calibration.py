@@ -8,12 +8,18 @@ from dataclasses import replace
 
 import pytest
 
-from games.calibration import TABLE_HEADER, Calibration, Point, chain_opponent, chained
+from games.calibration import (
+    TABLE_END,
+    TABLE_HEADER,
+    TABLE_START,
+    Calibration,
+    Point,
+    chain_opponent,
+    chained,
+    with_table,
+)
 from games.chess_game.levels import CALIBRATION_PATH, CHESS_CALIBRATION, CHESS_ELO
 from tests.support.paths import REPO
-
-TABLE_START = "<!-- calibration table: games/data/chess_levels.json -->"
-TABLE_END = "<!-- end of calibration table -->"
 
 
 def point(elo: int, level: float, **changed: object) -> Point:
@@ -35,8 +41,9 @@ def point(elo: int, level: float, **changed: object) -> Point:
     return replace(base, **changed)  # type: ignore[arg-type]
 
 
-def test_the_documented_table_is_the_calibration_file() -> None:
-    text = (REPO / "docs" / "playing.md").read_text()
+@pytest.mark.parametrize("page", ["README.md", "docs/playing.md"])
+def test_the_documented_table_is_the_calibration_file(page: str) -> None:
+    text = (REPO / page).read_text()
     table = text.split(TABLE_START)[1].split(TABLE_END)[0]
     assert tuple(line for line in table.splitlines() if line) == CHESS_CALIBRATION.rows()
     assert CHESS_CALIBRATION.rows()[:2] == TABLE_HEADER
@@ -61,6 +68,20 @@ def test_a_row_shows_the_score_rounded_half_up_and_the_file_round_trips() -> Non
     assert Calibration.loads(calibration.dumps()) == calibration
     with pytest.raises(ValueError, match="W-D-L"):
         point(1350, 8.0, wins=30)
+
+
+def test_with_table_replaces_only_what_lies_between_the_markers() -> None:
+    page = f"intro\n{TABLE_START}\n| stale |\n{TABLE_END}\noutro\n"
+    assert with_table(page, ("| a |", "| b |")) == (
+        f"intro\n{TABLE_START}\n| a |\n| b |\n{TABLE_END}\noutro\n"
+    )
+    for broken in (
+        "no markers",
+        f"{TABLE_END}\n{TABLE_START}",
+        f"{TABLE_START}{TABLE_START}{TABLE_END}",
+    ):
+        with pytest.raises(ValueError, match="marker"):
+            with_table(broken, ("| a |",))
 
 
 def test_a_new_point_replaces_the_one_at_its_level_and_a_scale_must_ascend() -> None:
