@@ -181,6 +181,8 @@ class MovePicker:
         """The list being walked: the noisy moves, the quiet ones, then the losing ones."""
         self.index = 0
         self.losing: list[Any] = []
+        self.keys = vec[i64]()
+        """The sort's buffer (:func:`sort_by_history`), grown to the longest quiet list."""
 
     def start(
         self,
@@ -221,8 +223,11 @@ class MovePicker:
             if move is not None:
                 return move
         if self.phase == _SORT:
-            if len(self.moves) > 1:
-                sort_by_history(self.moves, self.history, self.game)
+            n = len(self.moves)
+            if n > 1:
+                if n > len(self.keys):
+                    self.keys = vec[i64]([0] * max(n, 64))
+                _sort_packed(self.moves, self.history, self.game, self.keys)
             self.phase = _QUIET
         return self._next_listed()
 
@@ -334,12 +339,17 @@ def sort_by_history(moves: list[Any], history: History, game: NativeGame) -> Non
     word), the words are sorted by insertion (a few dozen), and the moves are put in their
     order.  A list of 65,536 moves or more (no game here comes near) is sorted by
     ``list.sort``."""
+    _sort_packed(moves, history, game, vec[i64]([0] * len(moves)))
+
+
+def _sort_packed(moves: list[Any], history: History, game: NativeGame, keys: vec[i64]) -> None:
+    """:func:`sort_by_history` in ``keys``, a buffer at least as long as ``moves`` (a
+    :class:`MovePicker` keeps one, so that a node's sort allocates only the list's copy)."""
     n: i64 = len(moves)
     last: i64 = (1 << _INDEX_BITS) - 1
     if n > last:
         _sort_long(moves, history, game)
         return
-    keys = vec[i64]([0] * n)  # compiled: one zeroed buffer, no list of zeros first
     scores = history.scores  # :meth:`History.score`, inlined
     size: i64 = len(scores)
     i: i64  # native loop indices: compiled, a tagged int is checked at every step
