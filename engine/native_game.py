@@ -12,7 +12,7 @@ capabilities the game lacks, so that the search has one code path for every game
 The engine stays game-agnostic: it knows this class, never the games that subclass it
 (``tests/test_layers.py``).  A subclass keeps the :class:`~engine.game.Game` contract too;
 the methods below are the protocol's, with the contracts stated there, plus
-:meth:`NativeGame.folded_key`.
+:meth:`NativeGame.folded_key` and the history index (:meth:`NativeGame.history_index`).
 """
 
 from __future__ import annotations
@@ -41,6 +41,19 @@ class NativeGame:
     def folded_key(self) -> i64:
         """``fold_key(key())`` (:func:`engine.tt.fold_key`): the key as the table's signed
         64-bit word, without boxing it."""
+        raise NotImplementedError
+
+    def history_size(self) -> i64:
+        """How many history indices the game uses: :meth:`history_index` is below this.  The
+        search's history tables (:class:`engine.ordering.History`) are allocated this large
+        before a search, so that scoring a move allocates nothing."""
+        raise NotImplementedError
+
+    def history_index(self, move: Any) -> i64:
+        """``move``'s index in the history tables, in ``0 .. history_size() - 1``: the same
+        for equal moves, in every position and every search of the game, and different for
+        different moves.  Or -1 for a game that numbers no moves: the history then numbers
+        them itself, by equality, as they come."""
         raise NotImplementedError
 
     def is_terminal(self) -> bool:
@@ -101,7 +114,8 @@ class ProtocolGame(NativeGame):
     game's bound method, looked up once here.  Without :class:`~engine.game.CheckingPush` a
     push asks ``in_check`` after it, without :class:`~engine.game.CheckTest` a check test
     plays the move and looks, and without :class:`~engine.game.StaticExchange` every capture
-    keeps material and gains without bound."""
+    keeps material and gains without bound.  Moves have no history index: the history
+    numbers them itself."""
 
     def __init__(self, game: Game[Any]) -> None:
         self.game = game
@@ -132,6 +146,14 @@ class ProtocolGame(NativeGame):
 
     def folded_key(self) -> i64:
         return fold_key(self._key())
+
+    def history_size(self) -> i64:
+        return 0
+
+    def history_index(self, move: Any) -> i64:
+        """-1: the history numbers the moves itself, by a dict lookup, which works for any
+        game (a :class:`~engine.game.MoveCodec`'s ``move_code`` would be a Python call)."""
+        return -1
 
     def is_terminal(self) -> bool:
         return self._is_terminal()

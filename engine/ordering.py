@@ -23,7 +23,6 @@ without asking the game again.  The search asks a :class:`MovePicker` (one per p
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Hashable, Iterator
 from typing import Any, Final
 
@@ -44,12 +43,89 @@ STAGE_QUIET: Final = 3
 STAGE_LOSING: Final = 4
 """Noisy moves that lose material by static exchange, after the quiet moves."""
 
-History = Counter[Hashable]
-"""History scores by move: a ``Counter`` so unknown moves score 0 without being inserted.
-The hot paths read it with ``get(move, 0)``: a miss through ``Counter.__getitem__`` runs its
-``__missing__``, a Python-level call.  Keyed by the move itself, which hashes in C for every
-game here (ints, tuples of ints); python-chess's moves, with a Python-level ``__hash__``,
-never reach the search (:mod:`games.chess_game.move_codes`)."""
+HISTORY_MAX: Final = 16384
+"""History scores stay within plus and minus this (the gravity of :meth:`History.update`)."""
+
+
+class History:
+    """One side's history scores of quiet moves (Stockfish's butterfly history): a native
+    table of scores indexed by the game's history index
+    (:meth:`~engine.native_game.NativeGame.history_index`), 0 for a move never scored.
+
+    A game that numbers no moves (index -1: a game behind
+    :class:`~engine.native_game.ProtocolGame`) has its moves numbered here instead, by
+    equality, as each is first scored; reading a move not numbered yet scores 0 and numbers
+    nothing.  The table holds :meth:`reserve`'s size from the start (the game's
+    :meth:`~engine.native_game.NativeGame.history_size`: a compiled game's search allocates
+    nothing), and grows when a score lands beyond it.  Until this table the history was a
+    ``Counter`` keyed by the move; the scores, the updates and the halving are the same.
+    """
+
+    def __init__(self) -> None:
+        self.scores = vec[i64]()
+        """The scores by history index."""
+        self.numbers: dict[Any, int] = {}
+        """The numbers given here to moves the game does not number."""
+        self.used: i64 = 0
+        """Every index from this one on scores 0 (:meth:`age` walks only those below)."""
+
+    def reserve(self, size: i64) -> None:
+        """Make room for the indices below ``size`` (scores kept, the new ones 0)."""
+        if size > len(self.scores):
+            grown = vec[i64]([0] * size)  # compiled: one zeroed buffer, no list of zeros first
+            old = self.scores
+            i: i64
+            for i in range(len(old)):
+                grown[i] = old[i]
+            self.scores = grown
+
+    def score(self, game: NativeGame, move: Any) -> i64:
+        """``move``'s score (0 if it never had one)."""
+        index = game.history_index(move)
+        if index < 0:
+            index = self.number(move)
+        scores = self.scores
+        if 0 <= index < len(scores):
+            return scores[index]
+        return 0  # compiled, ``a if c else 0`` would box an i64 ``a`` and unbox it
+
+    def number(self, move: Any) -> i64:
+        """The number this history gave ``move`` (of a game that numbers none), or -1."""
+        number = self.numbers.get(move)
+        return -1 if number is None else number
+
+    def update(self, game: NativeGame, move: Any, bonus: i64) -> None:
+        """Add ``bonus`` (a malus when negative) to ``move``'s score, less the score times
+        ``|bonus|`` over :data:`HISTORY_MAX` (Stockfish's gravity: a score nears the bound
+        ever more slowly, and never passes it while ``|bonus|`` is at most the bound)."""
+        index = game.history_index(move)
+        if index < 0:
+            index = self.number(move)
+            if index < 0:
+                index = len(self.numbers)
+                self.numbers[move] = index
+        if index >= len(self.scores):
+            self.reserve(max(index + 1, 2 * len(self.scores)))
+        h = self.scores[index]
+        # Native words: compiled, a tagged product or floor division with a negative operand
+        # (a falling score) takes mypyc's slow path through Python longs.
+        weight = bonus if bonus >= 0 else -bonus
+        self.scores[index] = h + bonus - h * weight // HISTORY_MAX
+        if index >= self.used:
+            self.used = index + 1
+
+    def age(self) -> None:
+        """Halve every score, rounding down (-1 stays -1), as ``Counter`` halving by
+        ``value // 2`` did: old searches' statistics fade instead of dominating."""
+        scores = self.scores
+        used: i64 = 0
+        i: i64
+        for i in range(self.used):
+            h = scores[i] // 2
+            scores[i] = h
+            if h:
+                used = i + 1
+        self.used = used
 
 
 _START: Final = 0
@@ -65,7 +141,7 @@ _LOSING: Final = 9
 _DONE: Final = 10
 """The picker's phases, in order (``_START`` returns the TT move)."""
 
-_NO_HISTORY: Final[History] = Counter()
+_NO_HISTORY: Final = History()
 """The history of a picker not started yet (never written)."""
 
 
@@ -105,6 +181,8 @@ class MovePicker:
         """The list being walked: the noisy moves, the quiet ones, then the losing ones."""
         self.index = 0
         self.losing: list[Any] = []
+        self.keys = vec[i64]()
+        """The sort's buffer (:func:`sort_by_history`), grown to the longest quiet list."""
 
     def start(
         self,
@@ -114,8 +192,8 @@ class MovePicker:
         counter: Hashable | None,
         history: History,
     ) -> None:
-        """Begin a node: its table move, killers, counter move and history (keyed by the
-        move itself).  Nothing is generated until :meth:`next_move` needs it."""
+        """Begin a node: its table move, killers, counter move and history (the side to
+        move's).  Nothing is generated until :meth:`next_move` needs it."""
         self.phase = _START
         self.tt_move = tt_move
         self.tt_noisy = False
@@ -145,8 +223,11 @@ class MovePicker:
             if move is not None:
                 return move
         if self.phase == _SORT:
-            if len(self.moves) > 1:
-                sort_by_history(self.moves, self.history)
+            n = len(self.moves)
+            if n > 1:
+                if n > len(self.keys):
+                    self.keys = vec[i64]([0] * max(n, 64))
+                _sort_packed(self.moves, self.history, self.game, self.keys)
             self.phase = _QUIET
         return self._next_listed()
 
@@ -226,7 +307,7 @@ class MovePicker:
 
 
 def staged_moves(
-    game: Game[Any],
+    game: Game[Any] | NativeGame,
     tt_move: Hashable | None,
     killer1: Hashable | None,
     killer2: Hashable | None,
@@ -250,23 +331,35 @@ _INDEX_BITS: Final = 16
 """The low bits of a sort key hold the move's index (a move list shorter than 65,536)."""
 
 
-def sort_by_history(moves: list[Any], history: History) -> None:
+def sort_by_history(moves: list[Any], history: History, game: NativeGame) -> None:
     """Sort ``moves`` by history score, highest first, equal scores in the order they came:
     what the stable ``moves.sort(key=..., reverse=True)`` gives.  Compiled, without a Python
-    call per move: each score is looked up once and packed with the move's index into one
-    native word (higher score, then lower index, is the larger word), the words are sorted
-    by insertion (a few dozen), and the moves are put in their order.  A list of 65,536
-    moves or more (no game here comes near) is sorted by ``list.sort``."""
+    call per move: each score is looked up once (by ``game``'s history index) and packed with
+    the move's index into one native word (higher score, then lower index, is the larger
+    word), the words are sorted by insertion (a few dozen), and the moves are put in their
+    order.  A list of 65,536 moves or more (no game here comes near) is sorted by
+    ``list.sort``."""
+    _sort_packed(moves, history, game, vec[i64]([0] * len(moves)))
+
+
+def _sort_packed(moves: list[Any], history: History, game: NativeGame, keys: vec[i64]) -> None:
+    """:func:`sort_by_history` in ``keys``, a buffer at least as long as ``moves`` (a
+    :class:`MovePicker` keeps one, so that a node's sort allocates only the list's copy)."""
     n: i64 = len(moves)
     last: i64 = (1 << _INDEX_BITS) - 1
     if n > last:
-        moves.sort(key=lambda move: history.get(move, 0), reverse=True)
+        _sort_long(moves, history, game)
         return
-    scores: dict[Hashable, int] = history  # compiled, ``get`` on a dict is a native call
-    keys = vec[i64]([0] * n)  # compiled: one zeroed buffer, no list of zeros first
+    scores = history.scores  # :meth:`History.score`, inlined
+    size: i64 = len(scores)
     i: i64  # native loop indices: compiled, a tagged int is checked at every step
     for i in range(n):
-        score: i64 = scores.get(moves[i], 0)
+        index = game.history_index(moves[i])
+        if index < 0:
+            index = history.number(moves[i])
+        score: i64 = 0
+        if 0 <= index < size:
+            score = scores[index]
         keys[i] = (score << _INDEX_BITS) | (last - i)
     for i in range(1, n):
         key = keys[i]
@@ -278,6 +371,13 @@ def sort_by_history(moves: list[Any], history: History) -> None:
     original = moves.copy()
     for i in range(n):
         moves[i] = original[last - (keys[i] & last)]
+
+
+def _sort_long(moves: list[Any], history: History, game: NativeGame) -> None:
+    """:func:`sort_by_history` for a list too long for its packed index.  A function of its
+    own: compiled, a lambda in :func:`sort_by_history` would make every call of it allocate
+    the lambda's closure."""
+    moves.sort(key=lambda move: history.score(game, move), reverse=True)
 
 
 def take(moves: list[Any], move: Any, interned: bool) -> bool:
@@ -301,7 +401,7 @@ def take(moves: list[Any], move: Any, interned: bool) -> bool:
 
 
 def ordered_moves(
-    game: Game[Any],
+    game: Game[Any] | NativeGame,
     tt_move: Hashable | None = None,
     killers: tuple[Hashable | None, Hashable | None] = (None, None),
     history: History | None = None,
@@ -314,6 +414,6 @@ def ordered_moves(
             tt_move,
             killers[0],
             killers[1],
-            Counter() if history is None else history,
+            History() if history is None else history,
         )
     ]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections import Counter
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, fields
 from typing import Any, Final
@@ -105,7 +104,6 @@ fall 25 cp further below, at most 6 times in a line)."""
 _IIR_DEPTH: Final = 4
 _LMR_MIN_DEPTH: Final = 3
 _LMR_MIN_MOVES: Final = 3
-_HIST_MAX: Final = 16384
 _NULL_BASE_R: Final = 3
 _NULL_EVAL_DIV: Final = 200
 """Null move reduces ``3 + depth // 3`` plies, one more per 200 cp the static evaluation
@@ -262,7 +260,7 @@ class Searcher:
         self.config = config
         self.tt = TranspositionTable(hash_mb) if table is None else table
         self._clock = clock
-        self._history: tuple[History, History] = (Counter(), Counter())
+        self._history: tuple[History, History] = (History(), History())
         self._counter_moves: tuple[dict[Any, Any], dict[Any, Any]] = ({}, {})
         self._variant: str | None = None
 
@@ -293,18 +291,13 @@ class Searcher:
     def clear(self) -> None:
         """Forget everything learned (``ucinewgame``, "Clear Hash"): TT, killers, history."""
         self.tt.clear()
-        self._history = (Counter(), Counter())
+        self._history = (History(), History())
         self._counter_moves = ({}, {})
 
     def _age_history(self) -> None:
         """Halve the history scores so old games' statistics fade instead of dominating."""
         for table in self._history:
-            for move, value in list(table.items()):
-                halved = value // 2
-                if halved:
-                    table[move] = halved
-                else:
-                    del table[move]
+            table.age()
 
     def search(
         self,
@@ -470,6 +463,8 @@ class Worker:
         self.next_poll = self.stop.first
         # The game as the search calls it on every node: natively (engine.native_game).
         self.pos = native(game)
+        for table in self.hist_tables:  # sized for the game now, so no node allocates
+            table.reserve(self.pos.history_size())
         # The switches.  ``go mate N`` asks for a proof of the shortest mate: the heuristics
         # that hide quiet mating moves behind a sacrifice (null move, reductions, futility)
         # are left out.
@@ -516,7 +511,7 @@ class Worker:
         if root_entry is not None and root_entry.move in legal_root:
             root_tt_move = root_entry.move
         moves = (
-            ordered_moves(game, root_tt_move, history=self.hist_tables[self.root_side])
+            ordered_moves(self.pos, root_tt_move, history=self.hist_tables[self.root_side])
             if legal_root
             else []
         )
@@ -1087,7 +1082,6 @@ class Worker:
         legal = 0
         tried: list[Any] | None = None
         hist = self.hist_tables[self.root_side ^ (ply & 1)]
-        scores: dict[Hashable, int] = hist  # compiled, ``get`` on a dict is a native call
         counters_here = self.counter_tables[self.root_side ^ (ply & 1)]
         previous = self.stack[ply - 1].current_move if self.use_counter and ply else None
         new_depth = depth - 1
@@ -1145,7 +1139,7 @@ class Worker:
                     if self.use_improving and not improving:
                         r += 1
                     if self.use_history_lmr and r:
-                        h = scores.get(move, 0)
+                        h = hist.score(self.pos, move)
                         if h > 0:
                             r -= 1
                         elif h < 0:
@@ -1197,22 +1191,19 @@ class Worker:
     ) -> None:
         """A quiet move refuted the node: it becomes the ply's first killer and the counter
         move to ``previous``, its history rises by depth², the quiets ``tried`` before it
-        fall by as much (gravity: scores stay within ±:data:`_HIST_MAX`)."""
+        fall by as much (gravity: :meth:`~engine.ordering.History.update`)."""
         ss = self.stack[ply]
         side = self.root_side ^ (ply & 1)
-        hist: dict[Hashable, int] = self.hist_tables[side]  # ``get`` native, as a dict's
+        hist = self.hist_tables[side]
+        pos = self.pos
         killer = ss.killer1
         if killer is not move and (self.interned or killer != move):
             ss.killer2 = killer
             ss.killer1 = move
         if previous is not None:
             self.counter_tables[side][previous] = move
-        # Native words: compiled, a tagged product or floor division with a negative operand
-        # (a falling history score) takes mypyc's slow path through Python longs.
         bonus: i64 = depth * depth if depth < 64 else 4096
-        h: i64 = hist.get(move, 0)
-        hist[move] = h + bonus - h * bonus // _HIST_MAX
+        hist.update(pos, move, bonus)
         if tried is not None:
             for q in tried:
-                h = hist.get(q, 0)
-                hist[q] = h - bonus - h * bonus // _HIST_MAX
+                hist.update(pos, q, -bonus)

@@ -58,6 +58,7 @@ from games.chess_game.evaluation import (
 from games.chess_game.features import features as board_features
 from games.chess_game.make import pop_move, push_null, push_plain
 from games.chess_game.move_codes import (
+    CODE_LIMIT,
     PROMOTION_SHIFT,
     SQUARE_MASK,
     TO_SHIFT,
@@ -698,6 +699,16 @@ class ChessGame(NativeGame):
 
     def code_move(self, code: int) -> SharedMove:
         return shared(code)
+
+    def history_size(self) -> i64:
+        return CODE_LIMIT
+
+    def history_index(self, move: SharedMove) -> i64:
+        """The move itself, as a native word: a move is its code.  (``move`` is typed as
+        the base class types it: a narrower type would put a glue function, which boxes
+        and unboxes the move, in front of every call.)"""
+        code: i64 = move
+        return code
 
     def fen(self) -> str:
         return self._synced().fen(shredder=self.chess960)

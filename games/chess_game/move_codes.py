@@ -3,7 +3,8 @@
 A move is ``from | to << 6 | promotion << 12``: the squares 0-63 and the promotion piece as
 python-chess numbers it (0 for none, 2-5 for knight to queen).  That is at most 15 bits and
 never 0, since a move's squares differ, and it is also the move's code in the transposition
-table and the history tables (:class:`engine.game.MoveCodec`): encoding is free.
+table (:class:`engine.game.MoveCodec`) and its index in the history tables
+(:meth:`engine.native_game.NativeGame.history_index`): encoding is free.
 
 Why ints and not ``chess.Move``: compiled code reads a python-chess move's squares through
 the generic attribute lookup, a dictionary probe each.  Those reads were a seventh of the
@@ -27,6 +28,7 @@ from typing import Any, Final, TypeAlias
 import chess
 
 __all__ = [
+    "CODE_LIMIT",
     "MOVES",
     "PROMOTION_SHIFT",
     "SQUARE_MASK",
@@ -55,10 +57,10 @@ PROMOTION_SHIFT: Final = 12
 The three layout constants are ``Final`` literals, so compiled readers elsewhere in the
 adapter (make, the check test, static exchange) get them inlined as C constants: one place
 says how a move is laid out, at no cost on the hot path."""
-_CODES: Final = (chess.QUEEN + 1) << PROMOTION_SHIFT
+CODE_LIMIT: Final = (chess.QUEEN + 1) << PROMOTION_SHIFT
 """Codes run below this: a queen promotion has the largest."""
 
-_SHARED: Final[tuple[SharedMove, ...]] = tuple(range(_CODES))
+_SHARED: Final[tuple[SharedMove, ...]] = tuple(range(CODE_LIMIT))
 """``_SHARED[code]``: the one int object of each code (``range`` makes each value once)."""
 
 MOVES: Final[tuple[tuple[SharedMove, ...], ...]] = tuple(

@@ -8,7 +8,6 @@ enough to solve exactly.
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from engine.control import SearchControl
 from engine.game import Game
 from engine.info import Bound, SearchInfo, SearchResult
 from engine.limits import Limits
+from engine.native_game import native
 from engine.ordering import (
     STAGE_KILLER,
     STAGE_NOISY,
@@ -565,10 +565,10 @@ def test_staged_order_and_laziness() -> None:
     """
     game = ttt("P@a1", "P@b2", "P@c1")
     legal = set(game.legal_moves())
-    history: History = Counter()
+    history = History()
     c3, a3 = game.parse_move("P@c3"), game.parse_move("P@a3")
-    history[c3] = 50
-    history[a3] = 10
+    history.update(native(game), c3, 50)
+    history.update(native(game), a3, 10)
     tt_move = game.parse_move("P@a2")
     killer = game.parse_move("P@b3")
     stream = list(staged_moves(game, tt_move, killer, None, history))
@@ -593,7 +593,8 @@ def test_counter_move_follows_the_killers_once() -> None:
     """The counter move is tried after the killers and before the history order; one that
     is also a killer or a noisy move here is not yielded twice."""
     game = ttt("P@a1", "P@b2", "P@c1")
-    history: History = Counter({game.parse_move("P@c3"): 50})
+    history = History()
+    history.update(native(game), game.parse_move("P@c3"), 50)
     killer, counter = game.parse_move("P@b3"), game.parse_move("P@a3")
     moves = [m for m, _ in staged_moves(game, None, killer, None, history, counter=counter)]
     assert moves[1:4] == [killer, counter, game.parse_move("P@c3")]

@@ -7,14 +7,13 @@ are searched with ``go mate N`` (and a depth cap, so a regression fails instead 
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 import pytest
 
 from engine.game import ChanceGame, CheckingPush, CheckTest, Game, StaticExchange
 from engine.limits import Limits
-from engine.ordering import STAGE_LOSING, STAGE_NOISY, STAGE_QUIET, staged_moves
+from engine.ordering import STAGE_LOSING, STAGE_NOISY, STAGE_QUIET, History, staged_moves
 from engine.score import Cp, Mate
 from engine.search import SearchConfig, Searcher
 from games.registry import get_variant
@@ -115,12 +114,12 @@ def test_losing_captures_are_tried_after_the_quiet_moves() -> None:
     moves behind every quiet move; without it both keep the game's MVV-LVA order."""
     game = get_variant("chess").new("4k3/8/3p4/4p3/1n6/8/8/4QK2 w - - 0 1")
     take_pawn, take_knight = game.parse_move("e1e5"), game.parse_move("e1b4")
-    stream = list(staged_moves(game, None, None, None, Counter(), exchange=True))
+    stream = list(staged_moves(game, None, None, None, History(), exchange=True))
     assert sorted(m for m, _ in stream) == sorted(game.legal_moves())
     assert stream[0] == (take_knight, STAGE_NOISY)
     assert stream[-1] == (take_pawn, STAGE_LOSING)
     assert {stage for _, stage in stream[1:-1]} == {STAGE_QUIET}
-    plain = [m for m, _ in staged_moves(game, None, None, None, Counter())]
+    plain = [m for m, _ in staged_moves(game, None, None, None, History())]
     assert plain[:2] == [take_knight, take_pawn]
 
 
