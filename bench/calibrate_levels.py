@@ -108,14 +108,15 @@ class Verdict(enum.StrEnum):
     """Lost beyond the error: the ladder is not monotone here."""
 
 
-def verdict(diff: float | None, margin: float, score: float) -> Verdict:
-    """The upper level's verdict from its difference and half its 95% interval (``None``:
-    unbounded, a 0% or 100% score)."""
-    if diff is None:
+def verdict(lower: float | None, upper: float | None, score: float) -> Verdict:
+    """The upper level's verdict from the bounds of its difference's 95% interval (``None``: a
+    bound the score leaves unbounded, as 27-2-1 leaves the upper one); with neither bound,
+    from the score alone (0% or 100%)."""
+    if lower is None and upper is None:
         return Verdict.STRONGER if score > 0.5 else Verdict.WEAKER
-    if diff - margin > 0:
+    if lower is not None and lower > 0:
         return Verdict.STRONGER
-    if diff + margin < 0:
+    if upper is not None and upper < 0:
         return Verdict.WEAKER
     return Verdict.UNCLEAR
 
@@ -378,7 +379,7 @@ def skill_ladder(base: argparse.Namespace, levels: list[int]) -> None:
         names = (f"Brudno level {upper}", f"Brudno level {lower}")
         pair = run_pair(base, [f"Skill Level={upper}"], [f"Skill Level={lower}"], names)
         diff, margin = _elo(pair)
-        said = verdict(diff, margin, pair["score"])
+        said = verdict(pair["elo_lower"], pair["elo_upper"], pair["score"])
         if said is Verdict.WEAKER:
             weaker.append(f"{upper}<{lower}")
         print(

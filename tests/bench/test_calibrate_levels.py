@@ -69,11 +69,15 @@ def pair(wins: int, draws: int, losses: int, elo: float | None, margin: float) -
 
 def test_the_ladders_verdict_and_pairs(tool: ModuleType) -> None:
     verdict, said = tool.verdict, tool.Verdict
-    assert verdict(120.0, 100.0, 0.66) is said.STRONGER
-    assert verdict(30.0, 100.0, 0.54) is said.UNCLEAR
-    assert verdict(-130.0, 100.0, 0.32) is said.WEAKER
-    assert verdict(None, float("inf"), 1.0) is said.STRONGER  # 100%: unbounded
-    assert verdict(None, float("inf"), 0.0) is said.WEAKER
+    assert verdict(20.0, 220.0, 0.66) is said.STRONGER
+    assert verdict(-70.0, 130.0, 0.54) is said.UNCLEAR
+    assert verdict(-230.0, -30.0, 0.32) is said.WEAKER
+    assert verdict(None, None, 1.0) is said.STRONGER  # 100%: unbounded
+    assert verdict(None, None, 0.0) is said.WEAKER
+    # 27-2-1 leaves the upper bound open; the lower one alone says stronger
+    assert verdict(150.0, None, 0.933) is said.STRONGER
+    assert verdict(None, -150.0, 0.067) is said.WEAKER
+    assert verdict(-40.0, None, 0.9) is said.UNCLEAR
     assert tool.ladder_pairs([8, 0, 4, 4, 20]) == [(0, 4), (4, 8), (8, 20)]
 
 
