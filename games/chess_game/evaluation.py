@@ -130,22 +130,24 @@ _LOW40: Final = (1 << 40) - 1
 _LOW48: Final = (1 << 48) - 1
 _NOT_A_UP: Final = _NOT_A >> 8
 _NOT_H_UP: Final = _NOT_H >> 8
-_SHIELD1_UP: Final = tuple(_rank_mask_ahead(sq, 1) >> 8 for sq in chess.SQUARES)
-_SHIELD2_UP: Final = tuple(_rank_mask_ahead(sq, 2) >> 8 for sq in chess.SQUARES)
+_SHIELD1_UP: Final = vec[i64]([_rank_mask_ahead(sq, 1) >> 8 for sq in chess.SQUARES])
+_SHIELD2_UP: Final = vec[i64]([_rank_mask_ahead(sq, 2) >> 8 for sq in chess.SQUARES])
 """The pawn terms' masks in their frame shifted down a rank (see :func:`_pawn_king_side`)."""
-_KING_RACE_DISTANCE: Final = tuple(
-    tuple(min(chess.square_distance(a, b), 5) for b in chess.SQUARES) for a in chess.SQUARES
+_KING_RACE_DISTANCE: Final = vec[i64](
+    [min(chess.square_distance(a, b), 5) for a in chess.SQUARES for b in chess.SQUARES]
 )
-"""``[king][square]``: Chebyshev distance, capped at 5 (further is as good as lost)."""
-_URGENCY: Final = tuple(5 * r - 13 if r >= 3 else 0 for r in range(8))
+"""``[king * 64 + square]``: Chebyshev distance, capped at 5 (further is as good as lost)."""
+_URGENCY: Final = vec[i64]([5 * r - 13 if r >= 3 else 0 for r in range(8)])
 """A passed pawn's weight in the king race by its rank index (rank 4 is 2, rank 7 is 17)."""
-_NEAR_FILES_UP: Final = tuple(
-    tuple(chess.BB_FILES[f] >> 8 for f in (sq % 8 - 1, sq % 8, sq % 8 + 1) if 0 <= f < 8)
-    for sq in chess.SQUARES
+_NEAR_FILES: Final = vec[i64](
+    [sum(1 << f for f in (sq % 8 - 1, sq % 8, sq % 8 + 1) if 0 <= f < 8) for sq in chess.SQUARES]
 )
+"""``[king]``: the files at and beside the king's, one bit per file (bit 0 is the a-file)."""
+_RANK_2_UP: Final = 0xFF
+"""The lowest rank of the pawn terms' frame (rank 2): after a fill, one bit per pawn file."""
 
 
-def _north_fill(bb: int) -> int:
+def _north_fill(bb: i64) -> i64:
     """Every square of ``bb`` and all above it, within the rank-shifted frame of the pawn
     terms (bits 0-55): masked before each shift, so no value passes 2⁵⁶."""
     bb |= (bb & _LOW48) << 8
@@ -153,7 +155,7 @@ def _north_fill(bb: int) -> int:
     return bb | (bb & _LOW24) << 32
 
 
-def _south_fill(bb: int) -> int:
+def _south_fill(bb: i64) -> i64:
     bb |= bb >> 8
     bb |= bb >> 16
     bb |= bb >> 32
@@ -210,11 +212,13 @@ class EvalTables:
     def __init__(self, weights: Mapping[str, float]) -> None:
         self.exact = all(float(v).is_integer() for v in weights.values())
 
-        def weight(name: str) -> int:
+        # The weights as native words: compiled, tagged ``int`` attributes cost a check of
+        # their tag on every use in the fast route.
+        def weight(name: str) -> i64:
             value = weights.get(name, 0)
             return int(value) if self.exact else 0
 
-        def both(name: str) -> int:
+        def both(name: str) -> i64:
             group, _, rest = name.partition(".")
             suffix = f".{rest}" if rest else ""
             return pack(weight(f"{group}.mg{suffix}"), weight(f"{group}.eg{suffix}"))
@@ -244,8 +248,8 @@ class EvalTables:
         self.isolated = both("pawns.isolated")
         self.backward = both("pawns.backward")
         self.connected = both("pawns.connected")
-        self.passed: tuple[int, ...] = tuple(
-            both(f"passed.r{r + 1}") if r + 1 in PASSED_RANKS else 0 for r in range(8)
+        self.passed = vec[i64](
+            [both(f"passed.r{r + 1}") if r + 1 in PASSED_RANKS else 0 for r in range(8)]
         )
         """By rank index 0..7 (white's view): rank 2 is index 1."""
         self.passed_king_them = both("passed.king_them")
@@ -294,15 +298,17 @@ def material_psq(board: chess.Board, tables: EvalTables) -> int:
 # -- the fast route --------------------------------------------------------------------------
 
 
-def _pawn_king_side(t: EvalTables, own: int, enemy: int, king: int, enemy_king: int) -> int:
+def _pawn_king_side(t: EvalTables, own: i64, enemy: i64, king: i64, enemy_king: i64) -> i64:
     """Packed pawn-structure and pawn-shelter score of one side, seen as white (black's pawns
     and kings arrive flipped), by whole-board set operations.
 
     The pawn boards come shifted down a rank (:func:`pawn_king_score`): bit ``b`` is square
-    ``b + 8``, so every set below stays under 2⁵⁶, a small ``int`` that compiled code keeps
-    in a machine word; unshifted, fills and shifts reach bit 63 and beyond, where each
-    operation allocates a new Python ``int`` (a tenth of the search's instructions went there
-    on the bench).  Rank 1, which the shift drops, never holds a pawn.
+    ``b + 8``, so every set below stays under 2⁵⁶ and no shift wraps, compiled or not; the
+    frame once kept the sets in tagged ``int`` words too (unshifted, fills reached bit 63,
+    where each operation allocated a Python ``int``: a tenth of the search's instructions).
+    Rank 1, which the shift drops, never holds a pawn.  The sets, weights and tables are
+    native ``i64``: as tagged ``int`` arithmetic with tuple tables, a pawn-cache miss cost
+    3,600 instructions.
     """
     # Per file: doubled counts the pawns beyond the first, isolated every pawn of a file with
     # no own pawn on either neighbour file; both as whole-board fills instead of a file loop.
@@ -323,6 +329,9 @@ def _pawn_king_side(t: EvalTables, own: int, enemy: int, king: int, enemy_king: 
     supported_from_behind = _north_fill(beside)
     enemy_attacks = ((enemy >> 7) & _NOT_A_UP) | ((enemy >> 9) & _NOT_H_UP)
     backward = popcount(own & has_neighbour_file & ~supported_from_behind & (enemy_attacks >> 8))
+    # One bit per file with an own pawn, against the files at and beside the king.
+    own_files = _south_fill(own) & _RANK_2_UP
+    open_files = popcount(_NEAR_FILES[king] & ~own_files)
 
     score = (
         t.doubled * doubled
@@ -331,28 +340,26 @@ def _pawn_king_side(t: EvalTables, own: int, enemy: int, king: int, enemy_king: 
         + t.connected * connected
         + t.king_shield1 * popcount(own & _SHIELD1_UP[king])
         + t.king_shield2 * popcount(own & _SHIELD2_UP[king])
+        + t.king_open_file * open_files
     )
+    king_row = king * 64
+    enemy_king_row = enemy_king * 64
     while passed:
-        bit = passed.bit_length() - 1
-        passed ^= 1 << bit
+        bit = lsb(passed)
+        passed ^= SQUARE[bit]
         sq = bit + 8
         rank = sq >> 3
         score += t.passed[rank]
         if rank >= 3:
             stop = sq + 8
             score += _URGENCY[rank] * (
-                t.passed_king_them * _KING_RACE_DISTANCE[enemy_king][stop]
-                + t.passed_king_us * _KING_RACE_DISTANCE[king][stop]
+                t.passed_king_them * _KING_RACE_DISTANCE[enemy_king_row + stop]
+                + t.passed_king_us * _KING_RACE_DISTANCE[king_row + stop]
             )
-    for file_mask in _NEAR_FILES_UP[king]:
-        if not own & file_mask:
-            score += t.king_open_file
     return score
 
 
-def pawn_king_score(
-    t: EvalTables, wp: chess.Bitboard, bp: chess.Bitboard, wk: chess.Square, bk: chess.Square
-) -> int:
+def pawn_king_score(t: EvalTables, wp: i64, bp: i64, wk: i64, bk: i64) -> i64:
     """Packed pawn and shelter terms, white's minus black's (pawn boards as python-chess's,
     which never have a pawn on rank 1 or 8)."""
     white = wp >> 8
@@ -362,7 +369,7 @@ def pawn_king_score(
     )
 
 
-def _flip_ranks_2_to_7(bb: int) -> int:
+def _flip_ranks_2_to_7(bb: i64) -> i64:
     """A pawn board shifted down a rank (six ranks, one byte each) mirrored top to bottom:
     python-chess's ``flip_vertical`` in that frame."""
     return (
@@ -421,7 +428,7 @@ def known_draw(board: chess.Board) -> bool:
     )
 
 
-def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
+def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
     """The evaluation from the side to move's view, given the position's boards and the
     packed material + square sum.
 
@@ -448,9 +455,9 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
     # Only the product's bits 50-63 are read: the same whether it wrapped or not.
     slot = (((wp ^ (bp * _PAWN_MIX) ^ kings_at) * _PAWN_MIX) >> 50) & _PAWN_SLOT_MASK
     if t.pawn_white[slot] == wp and t.pawn_black[slot] == bp and t.pawn_kings[slot] == kings_at:
-        score: int = t.pawn_score[slot]
+        score: i64 = t.pawn_score[slot]
     else:
-        score = pawn_king_score(t, int(wp), int(bp), int(wk), int(bk))
+        score = pawn_king_score(t, wp, bp, wk, bk)
         t.pawn_white[slot] = wp
         t.pawn_black[slot] = bp
         t.pawn_kings[slot] = kings_at
