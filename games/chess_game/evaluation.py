@@ -60,6 +60,8 @@ assert 1 << _TAPER_BITS == TAPER_MAX
 
 TAPER: Final = tuple((4 * phase + 1) // 3 for phase in range(PHASE_MAX + 1))
 """``TAPER[phase]`` = round(phase · 32 / 24) (thirds never tie)."""
+_TAPER64: Final = vec[i64](list(TAPER))
+""":data:`TAPER` as a native array, for the fast route."""
 
 PAWN_CACHE_SIZE: Final = 1 << 14
 """Slots of the pawn-and-king cache (pawn structures repeat a lot in a tree), a power of two."""
@@ -478,6 +480,10 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
     rook_semi: i64 = 0
     attackers: i64 = 0  # on white's king minus on black's king
     zone_attacks: i64 = 0
+    # The phase and the bishop pairs, counted in the piece loops below: three popcounts of
+    # the piece sets and two of the bishops cost more than an addition per piece.
+    phase: i64 = 0
+    bishop_pairs: i64 = 0  # white's minus black's
     # What each side attacks: everything, with its minor pieces, with its rooks.
     w_all: i64 = 0
     w_minor: i64 = 0
@@ -519,17 +525,20 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
             a: i64 = knight_att[sq]
             minor_att |= a
             n_count += popcount(a & area)
+            phase += 1
             a &= zone
             if a:
                 hitters += 1
                 hits += popcount(a)
         bb = bishops & own
+        bishop_number: i64 = 0
         while bb:
             sq = lsb(bb)
             bb ^= square_bb[sq]
             a = bishop_attacks(sq, occ)
             minor_att |= a
             b_count += popcount(a & area)
+            bishop_number += 1
             a &= zone
             if a:
                 hitters += 1
@@ -541,6 +550,7 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
             a = rook_attacks(sq, occ)
             rook_att |= a
             r_count += popcount(a & area)
+            phase += 2
             a &= zone
             if a:
                 hitters += 1
@@ -557,6 +567,7 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
             a = queen_attacks(sq, occ)
             queen_att |= a
             q_count += popcount(a & area)
+            phase += 4
             a &= zone
             if a:
                 hitters += 1
@@ -565,6 +576,9 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
             w_all, w_minor, w_rook = minor_att | rook_att | queen_att, minor_att, rook_att
         else:
             b_all, b_minor, b_rook = minor_att | rook_att | queen_att, minor_att, rook_att
+        phase += bishop_number
+        if bishop_number >= 2:
+            bishop_pairs += sign
         mob_n += sign * n_count
         mob_b += sign * b_count
         mob_r += sign * r_count
@@ -593,23 +607,28 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
     majors = rooks | queens
     unguarded_b = occ_b & ~kings & ~b_all
     unguarded_w = occ_w & ~kings & ~w_all
-    score += (
-        t.threat_pawn
-        * (popcount(w_pawn_attacks & occ_b & pieces) - popcount(b_pawn_attacks & occ_w & pieces))
-        + t.threat_minor * (popcount(w_minor & occ_b & majors) - popcount(b_minor & occ_w & majors))
-        + t.threat_rook * (popcount(w_rook & occ_b & queens) - popcount(b_rook & occ_w & queens))
-        + t.threat_hanging * (popcount(w_all & unguarded_b) - popcount(b_all & unguarded_w))
-    )
-    if popcount(bishops & occ_w) >= 2:
-        score += t.bishop_pair
-    if popcount(bishops & occ_b) >= 2:
-        score -= t.bishop_pair
-
-    phase = popcount(knights | bishops) + 2 * popcount(rooks) + 4 * popcount(queens)
+    # Each pair of sets is usually empty: testing them before counting saves the calls.
+    on_b = w_pawn_attacks & occ_b & pieces
+    on_w = b_pawn_attacks & occ_w & pieces
+    if on_b | on_w:
+        score += t.threat_pawn * (popcount(on_b) - popcount(on_w))
+    on_b = w_minor & occ_b & majors
+    on_w = b_minor & occ_w & majors
+    if on_b | on_w:
+        score += t.threat_minor * (popcount(on_b) - popcount(on_w))
+    on_b = w_rook & occ_b & queens
+    on_w = b_rook & occ_w & queens
+    if on_b | on_w:
+        score += t.threat_rook * (popcount(on_b) - popcount(on_w))
+    on_b = w_all & unguarded_b
+    on_w = b_all & unguarded_w
+    if on_b | on_w:
+        score += t.threat_hanging * (popcount(on_b) - popcount(on_w))
+    score += t.bishop_pair * bishop_pairs
     # The taper on native words: a tagged int multiplied by a negative one takes mypyc's slow
     # path (Python longs, about 200 instructions), and divmod builds a tuple; TAPER_MAX is a
     # power of two, so the floor division and remainder are a shift and a mask.
-    taper: i64 = TAPER[phase] if phase < PHASE_MAX else TAPER_MAX
+    taper: i64 = _TAPER64[phase] if phase < PHASE_MAX else TAPER_MAX
     eg: i64 = (score + _HALF) >> _SHIFT
     mg: i64 = score - (eg << _SHIFT)
     tapered = mg * taper + eg * (TAPER_MAX - taper)
