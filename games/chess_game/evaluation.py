@@ -47,6 +47,7 @@ __all__ = [
     "known_draw",
     "material_psq",
     "pack",
+    "psq_index",
     "unpack",
 ]
 
@@ -225,22 +226,21 @@ class EvalTables:
             suffix = f".{rest}" if rest else ""
             return pack(weight(f"{group}.mg{suffix}"), weight(f"{group}.eg{suffix}"))
 
-        psq: list[tuple[tuple[int, ...], ...]] = []
+        psq: list[i64] = []
         for color in (chess.BLACK, chess.WHITE):
             sign = 1 if color else -1
-            per_type: list[tuple[int, ...]] = [(0,) * 64]
+            psq += [0] * 64  # piece type 0: none
             for piece_type in chess.PIECE_TYPES:
                 letter = PIECE_LETTERS[piece_type]
                 material = both(f"material.{letter}") if piece_type != chess.KING else 0
-                row = []
                 for square in chess.SQUARES:
                     rel = square if color else chess.square_mirror(square)
                     value = material + both(f"psqt.{letter}.{chess.SQUARE_NAMES[rel]}")
-                    row.append(sign * value)
-                per_type.append(tuple(row))
-            psq.append(tuple(per_type))
-        self.psq: tuple[tuple[tuple[int, ...], ...], ...] = tuple(psq)
-        """``psq[color][piece_type][square]``: material plus square value, signed for white."""
+                    psq.append(sign * value)
+        self.psq = vec[i64](psq)
+        """``psq[psq_index(color, piece_type, square)]``: material plus square value, signed
+        for white (a native array: the adapter reads it at every move, where nested tuples
+        cost two lookups and an unboxing)."""
 
         self.mob_n = both("mobility.N")
         self.mob_b = both("mobility.B")
@@ -283,17 +283,20 @@ class EvalTables:
         self.eval_values = vec[i64]([0] * EVAL_CACHE_SIZE)
 
 
-def material_psq(board: chess.Board, tables: EvalTables) -> int:
+def psq_index(white: bool, piece_type: i64, square: i64) -> i64:
+    """Where :attr:`EvalTables.psq` keeps a piece's material + square value."""
+    return ((7 if white else 0) + piece_type) * 64 + square
+
+
+def material_psq(board: chess.Board, tables: EvalTables) -> i64:
     """Packed material + piece-square sum from scratch (white's view); the adapter then keeps
     it up to date move by move."""
-    score = 0
+    score: i64 = 0
     for color in chess.COLORS:
-        color_table = tables.psq[color]
         occupied = board.occupied_co[color]
         for piece_type in chess.PIECE_TYPES:
-            row = color_table[piece_type]
             for square in chess.scan_forward(board.pieces_mask(piece_type, color) & occupied):
-                score += row[square]
+                score += tables.psq[psq_index(color, piece_type, square)]
     return score
 
 
