@@ -19,8 +19,10 @@ from librt.vecs import vec
 from mypy_extensions import i64
 
 from games.chess_game.bitboard64 import (
+    DEBRUIJN,
     KING_ATTACKS,
     KNIGHT_ATTACKS,
+    LSB_SQUARE,
     SQUARE,
     Bitboards,
     bishop_attacks,
@@ -471,7 +473,9 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
 
     w_pawn_attacks = wrapped(((wp & _NOT_H64) << 9) | ((wp & _NOT_A64) << 7))
     b_pawn_attacks = ((bp >> 7) & _NOT_A64) | ((bp >> 9) & _NOT_H64)
-    square_bb = SQUARE
+    # The piece loops take each piece's square as lsb() does, inlined: the calls and the
+    # board lookups they needed cost 1.6% of the search's instructions per node.
+    lsb_square = LSB_SQUARE
     knight_att = KNIGHT_ATTACKS
     file_of = _FILE_OF64
 
@@ -523,8 +527,9 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
         semi: i64 = 0
         bb = knights & own
         while bb:
-            sq = lsb(bb)
-            bb ^= square_bb[sq]
+            low = bb & -bb
+            bb ^= low
+            sq = lsb_square[(low * DEBRUIJN >> 58) & 63]
             a: i64 = knight_att[sq]
             minor_att |= a
             n_count += popcount(a & area)
@@ -536,8 +541,9 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
         bb = bishops & own
         bishop_number: i64 = 0
         while bb:
-            sq = lsb(bb)
-            bb ^= square_bb[sq]
+            low = bb & -bb
+            bb ^= low
+            sq = lsb_square[(low * DEBRUIJN >> 58) & 63]
             a = bishop_attacks(sq, occ)
             minor_att |= a
             b_count += popcount(a & area)
@@ -548,8 +554,9 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
                 hits += popcount(a)
         bb = rooks & own
         while bb:
-            sq = lsb(bb)
-            bb ^= square_bb[sq]
+            low = bb & -bb
+            bb ^= low
+            sq = lsb_square[(low * DEBRUIJN >> 58) & 63]
             a = rook_attacks(sq, occ)
             rook_att |= a
             r_count += popcount(a & area)
@@ -565,8 +572,9 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
                 semi += 1
         bb = queens & own
         while bb:
-            sq = lsb(bb)
-            bb ^= square_bb[sq]
+            low = bb & -bb
+            bb ^= low
+            sq = lsb_square[(low * DEBRUIJN >> 58) & 63]
             a = queen_attacks(sq, occ)
             queen_att |= a
             q_count += popcount(a & area)
