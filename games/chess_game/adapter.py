@@ -54,6 +54,7 @@ from games.chess_game.evaluation import (
     EvalTables,
     evaluate_fast,
     material_psq,
+    psq_index,
 )
 from games.chess_game.features import features as board_features
 from games.chess_game.make import pop_move, push_null, push_plain
@@ -441,7 +442,9 @@ class ChessGame(NativeGame):
         tables = self._tables
         ours_keys = WHITE_KEYS if us else 0
         theirs_keys = 0 if us else WHITE_KEYS
-        squares = tables.psq[us]
+        psq_table = tables.psq
+        ours_psq = psq_index(us, 0, 0)
+        theirs_psq = psq_index(not us, 0, 0)
         key = node.key ^ TURN_KEY64 ^ node.ep_key
         psq = self._psq
         reversible = piece_type != _PAWN
@@ -457,28 +460,36 @@ class ChessGame(NativeGame):
                 ^ PIECE_KEYS64[rook_keys + rook_from]
                 ^ PIECE_KEYS64[rook_keys + rook_to]
             )
-            king_sq = squares[_KING]
-            rook_sq = squares[_ROOK]
-            psq += king_sq[king_to] - king_sq[frm] + rook_sq[rook_to] - rook_sq[rook_from]
+            king_psq = ours_psq + _KING * 64
+            rook_psq = ours_psq + _ROOK * 64
+            psq += (
+                psq_table[king_psq + king_to]
+                - psq_table[king_psq + frm]
+                + psq_table[rook_psq + rook_to]
+                - psq_table[rook_psq + rook_from]
+            )
             child.castle(node, frm, rook_from)
         else:
             captured = 0
             if (node.black if us else node.white) & to_bb:
                 captured = node.piece_type_on(to_bb)
                 key ^= PIECE_KEYS64[theirs_keys + captured * 64 + to]
-                psq -= tables.psq[not us][captured][to]
+                psq -= psq_table[theirs_psq + captured * 64 + to]
                 reversible = False
             elif piece_type == _PAWN and to == node.ep_square:
                 victim = to - 8 if us else to + 8
                 key ^= PIECE_KEYS64[theirs_keys + _PAWN * 64 + victim]
-                psq -= tables.psq[not us][_PAWN][victim]
+                psq -= psq_table[theirs_psq + _PAWN * 64 + victim]
             promotion = move >> PROMOTION_SHIFT
             new_type = promotion if promotion else piece_type
             key ^= (
                 PIECE_KEYS64[ours_keys + piece_type * 64 + frm]
                 ^ PIECE_KEYS64[ours_keys + new_type * 64 + to]
             )
-            psq += squares[new_type][to] - squares[piece_type][frm]
+            psq += (
+                psq_table[ours_psq + new_type * 64 + to]
+                - psq_table[ours_psq + piece_type * 64 + frm]
+            )
             child.play(node, move, piece_type, captured)
         castle_z = node.castling_key
         if child.castling != node.castling:

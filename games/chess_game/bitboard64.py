@@ -48,11 +48,13 @@ __all__ = [
     "BISHOP",
     "BISHOP_RAYS",
     "BLACK_PAWN_ATTACKS",
+    "DEBRUIJN",
     "KING",
     "KING_ATTACKS",
     "KNIGHT",
     "KNIGHT_ATTACKS",
     "LINE",
+    "LSB_SQUARE",
     "PAWN",
     "QUEEN",
     "ROOK",
@@ -80,9 +82,9 @@ _COMPILED: Final = not __file__.endswith(".py")
 _MAX_I64: Final = 0x7FFF_FFFF_FFFF_FFFF
 _TWO_64: Final = 0x1_0000_0000_0000_0000
 _MASK_64: Final = _TWO_64 - 1
-_DEBRUIJN: Final = 0x03F7_9D71_B4CB_0A89
-"""A de Bruijn sequence: the top six bits of ``2**k * _DEBRUIJN`` (mod 2⁶⁴) differ for
-every k, and so do those of ``(2**(k+1) - 1) * _DEBRUIJN``."""
+DEBRUIJN: Final = 0x03F7_9D71_B4CB_0A89
+"""A de Bruijn sequence: the top six bits of ``2**k * DEBRUIJN`` (mod 2⁶⁴) differ for
+every k, and so do those of ``(2**(k+1) - 1) * DEBRUIJN``."""
 
 
 PAWN: Final = 1
@@ -178,17 +180,18 @@ LINE: Final = signed_table([chess.BB_RAYS[a][b] for a in chess.SQUARES for b in 
 def _scan_table(words: list[int]) -> vec[i64]:
     table = [-1] * 64
     for square, word in enumerate(words):
-        table[((word * _DEBRUIJN) & _MASK_64) >> 58] = square
+        table[((word * DEBRUIJN) & _MASK_64) >> 58] = square
     assert -1 not in table, "not a de Bruijn multiplier"
     return vec[i64](table)
 
 
-_FORWARD: Final = _scan_table([1 << k for k in range(64)])
+LSB_SQUARE: Final = _scan_table([1 << k for k in range(64)])
+"""``[(b * DEBRUIJN >> 58) & 63]``: the square of the one-square board ``b`` (:func:`lsb`)."""
 
 
 def lsb(bb: i64) -> i64:
     """The lowest square of a non-empty board."""
-    return _FORWARD[((bb & -bb) * _DEBRUIJN >> 58) & 63]
+    return LSB_SQUARE[((bb & -bb) * DEBRUIJN >> 58) & 63]
 
 
 def msb(bb: i64) -> i64:

@@ -19,8 +19,10 @@ from librt.vecs import vec
 from mypy_extensions import i64
 
 from games.chess_game.bitboard64 import (
+    DEBRUIJN,
     KING_ATTACKS,
     KNIGHT_ATTACKS,
+    LSB_SQUARE,
     SQUARE,
     Bitboards,
     bishop_attacks,
@@ -47,6 +49,7 @@ __all__ = [
     "known_draw",
     "material_psq",
     "pack",
+    "psq_index",
     "unpack",
 ]
 
@@ -60,6 +63,8 @@ assert 1 << _TAPER_BITS == TAPER_MAX
 
 TAPER: Final = tuple((4 * phase + 1) // 3 for phase in range(PHASE_MAX + 1))
 """``TAPER[phase]`` = round(phase · 32 / 24) (thirds never tie)."""
+_TAPER64: Final = vec[i64](list(TAPER))
+""":data:`TAPER` as a native array, for the fast route."""
 
 PAWN_CACHE_SIZE: Final = 1 << 14
 """Slots of the pawn-and-king cache (pawn structures repeat a lot in a tree), a power of two."""
@@ -130,22 +135,24 @@ _LOW40: Final = (1 << 40) - 1
 _LOW48: Final = (1 << 48) - 1
 _NOT_A_UP: Final = _NOT_A >> 8
 _NOT_H_UP: Final = _NOT_H >> 8
-_SHIELD1_UP: Final = tuple(_rank_mask_ahead(sq, 1) >> 8 for sq in chess.SQUARES)
-_SHIELD2_UP: Final = tuple(_rank_mask_ahead(sq, 2) >> 8 for sq in chess.SQUARES)
+_SHIELD1_UP: Final = vec[i64]([_rank_mask_ahead(sq, 1) >> 8 for sq in chess.SQUARES])
+_SHIELD2_UP: Final = vec[i64]([_rank_mask_ahead(sq, 2) >> 8 for sq in chess.SQUARES])
 """The pawn terms' masks in their frame shifted down a rank (see :func:`_pawn_king_side`)."""
-_KING_RACE_DISTANCE: Final = tuple(
-    tuple(min(chess.square_distance(a, b), 5) for b in chess.SQUARES) for a in chess.SQUARES
+_KING_RACE_DISTANCE: Final = vec[i64](
+    [min(chess.square_distance(a, b), 5) for a in chess.SQUARES for b in chess.SQUARES]
 )
-"""``[king][square]``: Chebyshev distance, capped at 5 (further is as good as lost)."""
-_URGENCY: Final = tuple(5 * r - 13 if r >= 3 else 0 for r in range(8))
+"""``[king * 64 + square]``: Chebyshev distance, capped at 5 (further is as good as lost)."""
+_URGENCY: Final = vec[i64]([5 * r - 13 if r >= 3 else 0 for r in range(8)])
 """A passed pawn's weight in the king race by its rank index (rank 4 is 2, rank 7 is 17)."""
-_NEAR_FILES_UP: Final = tuple(
-    tuple(chess.BB_FILES[f] >> 8 for f in (sq % 8 - 1, sq % 8, sq % 8 + 1) if 0 <= f < 8)
-    for sq in chess.SQUARES
+_NEAR_FILES: Final = vec[i64](
+    [sum(1 << f for f in (sq % 8 - 1, sq % 8, sq % 8 + 1) if 0 <= f < 8) for sq in chess.SQUARES]
 )
+"""``[king]``: the files at and beside the king's, one bit per file (bit 0 is the a-file)."""
+_RANK_2_UP: Final = 0xFF
+"""The lowest rank of the pawn terms' frame (rank 2): after a fill, one bit per pawn file."""
 
 
-def _north_fill(bb: int) -> int:
+def _north_fill(bb: i64) -> i64:
     """Every square of ``bb`` and all above it, within the rank-shifted frame of the pawn
     terms (bits 0-55): masked before each shift, so no value passes 2⁵⁶."""
     bb |= (bb & _LOW48) << 8
@@ -153,7 +160,7 @@ def _north_fill(bb: int) -> int:
     return bb | (bb & _LOW24) << 32
 
 
-def _south_fill(bb: int) -> int:
+def _south_fill(bb: i64) -> i64:
     bb |= bb >> 8
     bb |= bb >> 16
     bb |= bb >> 32
@@ -210,31 +217,32 @@ class EvalTables:
     def __init__(self, weights: Mapping[str, float]) -> None:
         self.exact = all(float(v).is_integer() for v in weights.values())
 
-        def weight(name: str) -> int:
+        # The weights as native words: compiled, tagged ``int`` attributes cost a check of
+        # their tag on every use in the fast route.
+        def weight(name: str) -> i64:
             value = weights.get(name, 0)
             return int(value) if self.exact else 0
 
-        def both(name: str) -> int:
+        def both(name: str) -> i64:
             group, _, rest = name.partition(".")
             suffix = f".{rest}" if rest else ""
             return pack(weight(f"{group}.mg{suffix}"), weight(f"{group}.eg{suffix}"))
 
-        psq: list[tuple[tuple[int, ...], ...]] = []
+        psq: list[i64] = []
         for color in (chess.BLACK, chess.WHITE):
             sign = 1 if color else -1
-            per_type: list[tuple[int, ...]] = [(0,) * 64]
+            psq += [0] * 64  # piece type 0: none
             for piece_type in chess.PIECE_TYPES:
                 letter = PIECE_LETTERS[piece_type]
                 material = both(f"material.{letter}") if piece_type != chess.KING else 0
-                row = []
                 for square in chess.SQUARES:
                     rel = square if color else chess.square_mirror(square)
                     value = material + both(f"psqt.{letter}.{chess.SQUARE_NAMES[rel]}")
-                    row.append(sign * value)
-                per_type.append(tuple(row))
-            psq.append(tuple(per_type))
-        self.psq: tuple[tuple[tuple[int, ...], ...], ...] = tuple(psq)
-        """``psq[color][piece_type][square]``: material plus square value, signed for white."""
+                    psq.append(sign * value)
+        self.psq = vec[i64](psq)
+        """``psq[psq_index(color, piece_type, square)]``: material plus square value, signed
+        for white (a native array: the adapter reads it at every move, where nested tuples
+        cost two lookups and an unboxing)."""
 
         self.mob_n = both("mobility.N")
         self.mob_b = both("mobility.B")
@@ -244,8 +252,8 @@ class EvalTables:
         self.isolated = both("pawns.isolated")
         self.backward = both("pawns.backward")
         self.connected = both("pawns.connected")
-        self.passed: tuple[int, ...] = tuple(
-            both(f"passed.r{r + 1}") if r + 1 in PASSED_RANKS else 0 for r in range(8)
+        self.passed = vec[i64](
+            [both(f"passed.r{r + 1}") if r + 1 in PASSED_RANKS else 0 for r in range(8)]
         )
         """By rank index 0..7 (white's view): rank 2 is index 1."""
         self.passed_king_them = both("passed.king_them")
@@ -277,32 +285,37 @@ class EvalTables:
         self.eval_values = vec[i64]([0] * EVAL_CACHE_SIZE)
 
 
-def material_psq(board: chess.Board, tables: EvalTables) -> int:
+def psq_index(white: bool, piece_type: i64, square: i64) -> i64:
+    """Where :attr:`EvalTables.psq` keeps a piece's material + square value."""
+    return ((7 if white else 0) + piece_type) * 64 + square
+
+
+def material_psq(board: chess.Board, tables: EvalTables) -> i64:
     """Packed material + piece-square sum from scratch (white's view); the adapter then keeps
     it up to date move by move."""
-    score = 0
+    score: i64 = 0
     for color in chess.COLORS:
-        color_table = tables.psq[color]
         occupied = board.occupied_co[color]
         for piece_type in chess.PIECE_TYPES:
-            row = color_table[piece_type]
             for square in chess.scan_forward(board.pieces_mask(piece_type, color) & occupied):
-                score += row[square]
+                score += tables.psq[psq_index(color, piece_type, square)]
     return score
 
 
 # -- the fast route --------------------------------------------------------------------------
 
 
-def _pawn_king_side(t: EvalTables, own: int, enemy: int, king: int, enemy_king: int) -> int:
+def _pawn_king_side(t: EvalTables, own: i64, enemy: i64, king: i64, enemy_king: i64) -> i64:
     """Packed pawn-structure and pawn-shelter score of one side, seen as white (black's pawns
     and kings arrive flipped), by whole-board set operations.
 
     The pawn boards come shifted down a rank (:func:`pawn_king_score`): bit ``b`` is square
-    ``b + 8``, so every set below stays under 2⁵⁶, a small ``int`` that compiled code keeps
-    in a machine word; unshifted, fills and shifts reach bit 63 and beyond, where each
-    operation allocates a new Python ``int`` (a tenth of the search's instructions went there
-    on the bench).  Rank 1, which the shift drops, never holds a pawn.
+    ``b + 8``, so every set below stays under 2⁵⁶ and no shift wraps, compiled or not; the
+    frame once kept the sets in tagged ``int`` words too (unshifted, fills reached bit 63,
+    where each operation allocated a Python ``int``: a tenth of the search's instructions).
+    Rank 1, which the shift drops, never holds a pawn.  The sets, weights and tables are
+    native ``i64``: as tagged ``int`` arithmetic with tuple tables, a pawn-cache miss cost
+    3,600 instructions.
     """
     # Per file: doubled counts the pawns beyond the first, isolated every pawn of a file with
     # no own pawn on either neighbour file; both as whole-board fills instead of a file loop.
@@ -323,6 +336,9 @@ def _pawn_king_side(t: EvalTables, own: int, enemy: int, king: int, enemy_king: 
     supported_from_behind = _north_fill(beside)
     enemy_attacks = ((enemy >> 7) & _NOT_A_UP) | ((enemy >> 9) & _NOT_H_UP)
     backward = popcount(own & has_neighbour_file & ~supported_from_behind & (enemy_attacks >> 8))
+    # One bit per file with an own pawn, against the files at and beside the king.
+    own_files = _south_fill(own) & _RANK_2_UP
+    open_files = popcount(_NEAR_FILES[king] & ~own_files)
 
     score = (
         t.doubled * doubled
@@ -331,28 +347,26 @@ def _pawn_king_side(t: EvalTables, own: int, enemy: int, king: int, enemy_king: 
         + t.connected * connected
         + t.king_shield1 * popcount(own & _SHIELD1_UP[king])
         + t.king_shield2 * popcount(own & _SHIELD2_UP[king])
+        + t.king_open_file * open_files
     )
+    king_row = king * 64
+    enemy_king_row = enemy_king * 64
     while passed:
-        bit = passed.bit_length() - 1
-        passed ^= 1 << bit
+        bit = lsb(passed)
+        passed ^= SQUARE[bit]
         sq = bit + 8
         rank = sq >> 3
         score += t.passed[rank]
         if rank >= 3:
             stop = sq + 8
             score += _URGENCY[rank] * (
-                t.passed_king_them * _KING_RACE_DISTANCE[enemy_king][stop]
-                + t.passed_king_us * _KING_RACE_DISTANCE[king][stop]
+                t.passed_king_them * _KING_RACE_DISTANCE[enemy_king_row + stop]
+                + t.passed_king_us * _KING_RACE_DISTANCE[king_row + stop]
             )
-    for file_mask in _NEAR_FILES_UP[king]:
-        if not own & file_mask:
-            score += t.king_open_file
     return score
 
 
-def pawn_king_score(
-    t: EvalTables, wp: chess.Bitboard, bp: chess.Bitboard, wk: chess.Square, bk: chess.Square
-) -> int:
+def pawn_king_score(t: EvalTables, wp: i64, bp: i64, wk: i64, bk: i64) -> i64:
     """Packed pawn and shelter terms, white's minus black's (pawn boards as python-chess's,
     which never have a pawn on rank 1 or 8)."""
     white = wp >> 8
@@ -362,7 +376,7 @@ def pawn_king_score(
     )
 
 
-def _flip_ranks_2_to_7(bb: int) -> int:
+def _flip_ranks_2_to_7(bb: i64) -> i64:
     """A pawn board shifted down a rank (six ranks, one byte each) mirrored top to bottom:
     python-chess's ``flip_vertical`` in that frame."""
     return (
@@ -421,7 +435,7 @@ def known_draw(board: chess.Board) -> bool:
     )
 
 
-def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
+def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
     """The evaluation from the side to move's view, given the position's boards and the
     packed material + square sum.
 
@@ -448,9 +462,9 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
     # Only the product's bits 50-63 are read: the same whether it wrapped or not.
     slot = (((wp ^ (bp * _PAWN_MIX) ^ kings_at) * _PAWN_MIX) >> 50) & _PAWN_SLOT_MASK
     if t.pawn_white[slot] == wp and t.pawn_black[slot] == bp and t.pawn_kings[slot] == kings_at:
-        score: int = t.pawn_score[slot]
+        score: i64 = t.pawn_score[slot]
     else:
-        score = pawn_king_score(t, int(wp), int(bp), int(wk), int(bk))
+        score = pawn_king_score(t, wp, bp, wk, bk)
         t.pawn_white[slot] = wp
         t.pawn_black[slot] = bp
         t.pawn_kings[slot] = kings_at
@@ -459,7 +473,9 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
 
     w_pawn_attacks = wrapped(((wp & _NOT_H64) << 9) | ((wp & _NOT_A64) << 7))
     b_pawn_attacks = ((bp >> 7) & _NOT_A64) | ((bp >> 9) & _NOT_H64)
-    square_bb = SQUARE
+    # The piece loops take each piece's square as lsb() does, inlined: the calls and the
+    # board lookups they needed cost 1.6% of the search's instructions per node.
+    lsb_square = LSB_SQUARE
     knight_att = KNIGHT_ATTACKS
     file_of = _FILE_OF64
 
@@ -471,6 +487,10 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
     rook_semi: i64 = 0
     attackers: i64 = 0  # on white's king minus on black's king
     zone_attacks: i64 = 0
+    # The phase and the bishop pairs, counted in the piece loops below: three popcounts of
+    # the piece sets and two of the bishops cost more than an addition per piece.
+    phase: i64 = 0
+    bishop_pairs: i64 = 0  # white's minus black's
     # What each side attacks: everything, with its minor pieces, with its rooks.
     w_all: i64 = 0
     w_minor: i64 = 0
@@ -507,33 +527,40 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
         semi: i64 = 0
         bb = knights & own
         while bb:
-            sq = lsb(bb)
-            bb ^= square_bb[sq]
+            low = bb & -bb
+            bb ^= low
+            sq = lsb_square[(low * DEBRUIJN >> 58) & 63]
             a: i64 = knight_att[sq]
             minor_att |= a
             n_count += popcount(a & area)
+            phase += 1
             a &= zone
             if a:
                 hitters += 1
                 hits += popcount(a)
         bb = bishops & own
+        bishop_number: i64 = 0
         while bb:
-            sq = lsb(bb)
-            bb ^= square_bb[sq]
+            low = bb & -bb
+            bb ^= low
+            sq = lsb_square[(low * DEBRUIJN >> 58) & 63]
             a = bishop_attacks(sq, occ)
             minor_att |= a
             b_count += popcount(a & area)
+            bishop_number += 1
             a &= zone
             if a:
                 hitters += 1
                 hits += popcount(a)
         bb = rooks & own
         while bb:
-            sq = lsb(bb)
-            bb ^= square_bb[sq]
+            low = bb & -bb
+            bb ^= low
+            sq = lsb_square[(low * DEBRUIJN >> 58) & 63]
             a = rook_attacks(sq, occ)
             rook_att |= a
             r_count += popcount(a & area)
+            phase += 2
             a &= zone
             if a:
                 hitters += 1
@@ -545,11 +572,13 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
                 semi += 1
         bb = queens & own
         while bb:
-            sq = lsb(bb)
-            bb ^= square_bb[sq]
+            low = bb & -bb
+            bb ^= low
+            sq = lsb_square[(low * DEBRUIJN >> 58) & 63]
             a = queen_attacks(sq, occ)
             queen_att |= a
             q_count += popcount(a & area)
+            phase += 4
             a &= zone
             if a:
                 hitters += 1
@@ -558,6 +587,9 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
             w_all, w_minor, w_rook = minor_att | rook_att | queen_att, minor_att, rook_att
         else:
             b_all, b_minor, b_rook = minor_att | rook_att | queen_att, minor_att, rook_att
+        phase += bishop_number
+        if bishop_number >= 2:
+            bishop_pairs += sign
         mob_n += sign * n_count
         mob_b += sign * b_count
         mob_r += sign * r_count
@@ -586,23 +618,28 @@ def evaluate_fast(boards: Bitboards, psq: int, t: EvalTables) -> int:
     majors = rooks | queens
     unguarded_b = occ_b & ~kings & ~b_all
     unguarded_w = occ_w & ~kings & ~w_all
-    score += (
-        t.threat_pawn
-        * (popcount(w_pawn_attacks & occ_b & pieces) - popcount(b_pawn_attacks & occ_w & pieces))
-        + t.threat_minor * (popcount(w_minor & occ_b & majors) - popcount(b_minor & occ_w & majors))
-        + t.threat_rook * (popcount(w_rook & occ_b & queens) - popcount(b_rook & occ_w & queens))
-        + t.threat_hanging * (popcount(w_all & unguarded_b) - popcount(b_all & unguarded_w))
-    )
-    if popcount(bishops & occ_w) >= 2:
-        score += t.bishop_pair
-    if popcount(bishops & occ_b) >= 2:
-        score -= t.bishop_pair
-
-    phase = popcount(knights | bishops) + 2 * popcount(rooks) + 4 * popcount(queens)
+    # Each pair of sets is usually empty: testing them before counting saves the calls.
+    on_b = w_pawn_attacks & occ_b & pieces
+    on_w = b_pawn_attacks & occ_w & pieces
+    if on_b | on_w:
+        score += t.threat_pawn * (popcount(on_b) - popcount(on_w))
+    on_b = w_minor & occ_b & majors
+    on_w = b_minor & occ_w & majors
+    if on_b | on_w:
+        score += t.threat_minor * (popcount(on_b) - popcount(on_w))
+    on_b = w_rook & occ_b & queens
+    on_w = b_rook & occ_w & queens
+    if on_b | on_w:
+        score += t.threat_rook * (popcount(on_b) - popcount(on_w))
+    on_b = w_all & unguarded_b
+    on_w = b_all & unguarded_w
+    if on_b | on_w:
+        score += t.threat_hanging * (popcount(on_b) - popcount(on_w))
+    score += t.bishop_pair * bishop_pairs
     # The taper on native words: a tagged int multiplied by a negative one takes mypyc's slow
     # path (Python longs, about 200 instructions), and divmod builds a tuple; TAPER_MAX is a
     # power of two, so the floor division and remainder are a shift and a mask.
-    taper: i64 = TAPER[phase] if phase < PHASE_MAX else TAPER_MAX
+    taper: i64 = _TAPER64[phase] if phase < PHASE_MAX else TAPER_MAX
     eg: i64 = (score + _HALF) >> _SHIFT
     mg: i64 = score - (eg << _SHIFT)
     tapered = mg * taper + eg * (TAPER_MAX - taper)
