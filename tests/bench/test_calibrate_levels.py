@@ -4,7 +4,6 @@ it computes, the calibration file it writes, and tiny node-limited Brudno v Brud
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import subprocess
@@ -18,6 +17,7 @@ import pytest
 
 from games.calibration import TABLE_END, TABLE_START, Calibration, Point, chain_opponent
 from games.chess_game.levels import CALIBRATION_PATH, CHESS_CALIBRATION
+from tests.support.bench_scripts import import_bench_script
 from tests.support.paths import REPO
 
 SCRIPT = REPO / "bench" / "calibrate_levels.py"
@@ -46,11 +46,7 @@ FILE = Calibration(
 
 @pytest.fixture(scope="module")
 def tool() -> ModuleType:
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        return importlib.import_module("calibrate_levels")
-    finally:
-        sys.path.remove(str(REPO / "bench"))
+    return import_bench_script("calibrate_levels")
 
 
 def pair(wins: int, draws: int, losses: int, elo: float | None, margin: float) -> dict[str, Any]:

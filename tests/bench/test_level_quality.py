@@ -3,23 +3,17 @@ or mate in one move (a piece thrown away) and which do not (a tactic deeper than
 
 from __future__ import annotations
 
-import importlib
-import sys
 from types import ModuleType
 
 import chess
 import pytest
 
-from tests.support.paths import REPO
+from tests.support.bench_scripts import import_bench_script
 
 
 @pytest.fixture(scope="module")
 def tool() -> ModuleType:
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        return importlib.import_module("level_quality")
-    finally:
-        sys.path.remove(str(REPO / "bench"))
+    return import_bench_script("level_quality")
 
 
 @pytest.mark.parametrize(
