@@ -473,9 +473,10 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
 
     w_pawn_attacks = wrapped(((wp & _NOT_H64) << 9) | ((wp & _NOT_A64) << 7))
     b_pawn_attacks = ((bp >> 7) & _NOT_A64) | ((bp >> 9) & _NOT_H64)
-    # The piece loops take each piece's square as lsb() does, inlined: the calls cost 1.6%
-    # of the search's instructions per node.  The bit is cleared by its signed word, not by
-    # ``bb ^= bb & -bb``: uncompiled, h8's bit of a negative board is not one bit.
+    # The piece loops take each piece's square as lsb() does, inlined: the calls cost 0.9%
+    # of the search's instructions per node (5,863 -> 5,811 at depth 6).  The bit is cleared
+    # by its signed word, not by ``bb ^= bb & -bb``: uncompiled, h8's bit of a negative board
+    # is not one bit.
     lsb_square = LSB_SQUARE
     square_bb = SQUARE
     knight_att = KNIGHT_ATTACKS
