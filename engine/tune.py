@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 
 import numpy as np
 from numpy.typing import NDArray
@@ -240,7 +241,20 @@ class FitConfig:
     k: float | None = None
     frozen: Collection[str] = ()
     regularization: float = 0.0
+    regularization_for: Sequence[tuple[str, float]] = ()
+    """(pattern, λ) pairs: the weights whose names match a shell-style pattern (``fnmatch``,
+    ``*`` crosses dots) take its λ instead of ``regularization``; the last match counts."""
     report_every: int = 50
+
+
+def _per_weight(
+    names: Sequence[str], default: float, patterns: Sequence[tuple[str, float]]
+) -> NDArray[np.float64]:
+    """Every weight's λ: the last pattern its name matches, else ``default``."""
+    strengths = np.full(len(names), default, dtype=np.float64)
+    for pattern, strength in patterns:
+        strengths[[fnmatchcase(name, pattern) for name in names]] = strength
+    return strengths
 
 
 def tune(
@@ -259,14 +273,19 @@ def tune(
     ``regularization`` λ adds λ·Σ(wᵢ - startᵢ)² to the objective: with hundreds of weights
     and a few thousand positions the fit also learns the sample's noise, and pulling each
     weight toward the hand-set table trades a little training error for held-out error.
+    ``regularization_for`` sets another λ for some weights: the error's pull on a weight
+    grows with how many samples show its feature, the penalty's does not, so one λ that keeps
+    common weights near the table holds rare ones (a one-hot bucket) almost at their start.
     The errors in the result are always the plain mean squared error.  Weights of
     features the data never shows keep their value too; features the data shows but the table
     lacks start at 0 and are added.
     """
     iterations, learning_rate, k = config.iterations, config.learning_rate, config.k
-    frozen, regularization = config.frozen, config.regularization
-    _check_options(iterations, learning_rate, regularization)
+    frozen = config.frozen
+    for strength in (config.regularization, *(lam for _, lam in config.regularization_for)):
+        _check_options(iterations, learning_rate, strength)
     names, compiled, start_w = _compile_with(samples, weights)
+    regularization = _per_weight(names, config.regularization, config.regularization_for)
     if k is None:
         k = _fit_k(compiled, start_w, _K_LOW, _K_HIGH, _K_TOLERANCE) if start_w.any() else 1.0
     if k <= 0.0:

@@ -8,8 +8,9 @@ Usage (scripts depend on this interface)::
                      [--data-dir DIR] [--depth D] [--plies P] [--seed S] [--stockfish PATH]
                      [--played GAMES.pgn ... [--result-weight W] [--game-evals]]
     brudno tune fit DATA.epd [--out WEIGHTS.json] [--weights START.json]
-                    [--iterations N] [--learning-rate R] [--k K] [--l2 LAMBDA] [--holdout N]
-                    [--validate DATA.epd] [--freeze PREFIX ...]
+                    [--iterations N] [--learning-rate R] [--k K] [--l2 LAMBDA]
+                    [--l2-for PATTERN=LAMBDA ...] [--holdout N] [--validate DATA.epd]
+                    [--freeze PREFIX ...]
 
 ``games`` appends fast Stockfish self-play games at varied openings to a PGN file
 (:mod:`brudno.arena.tuning_games`): the independent games by the tens of thousands that
@@ -26,7 +27,8 @@ and then the weights (:mod:`engine.tune`), writes a flat weights JSON in the for
 before and after.  Hundreds of weights fitted to a few thousand positions also fit the
 sample's noise: ``--holdout N`` leaves every Nth position out of the fit and reports the
 error on those, ``--validate`` reports it on another file (made from other games), and
-``--l2`` pulls the weights toward the starting table.  It never overwrites the shipped
+``--l2`` pulls the weights toward the starting table (``--l2-for`` with another strength
+for some of them).  It never overwrites the shipped
 weights unless told to: a change of strength needs a match (``brudno match``) before it is
 adopted.
 """
@@ -152,6 +154,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="pull each weight toward its start value: adds LAMBDA * sum of squared changes",
     )
     fit.add_argument(
+        "--l2-for",
+        type=_pattern_strength,
+        action="append",
+        default=[],
+        metavar="PATTERN=LAMBDA",
+        help="another LAMBDA for the weights whose names match PATTERN (shell-style, * crosses "
+        "dots; repeatable, the last match counts; e.g. 'king.mg.danger.*=1e-9' for rare "
+        "one-hot features, which a LAMBDA that suits common ones holds at their start)",
+    )
+    fit.add_argument(
         "--holdout",
         type=non_negative_int,
         default=0,
@@ -173,6 +185,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="keep the weights whose names start with PREFIX (repeatable; e.g. psqt. to fit "
         "only the scalar terms, which few positions can fit without overfitting)",
     )
+
+
+def _pattern_strength(text: str) -> tuple[str, float]:
+    """``PATTERN=LAMBDA`` of ``--l2-for``."""
+    pattern, sep, strength = text.rpartition("=")
+    try:
+        value = float(strength)
+    except ValueError:
+        value = -1.0
+    if not sep or not pattern or not value >= 0.0:
+        raise argparse.ArgumentTypeError(f"expected PATTERN=LAMBDA with LAMBDA >= 0, not {text!r}")
+    return pattern, value
 
 
 def _source_options(args: argparse.Namespace) -> list[str]:
@@ -300,6 +324,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         learning_rate=args.learning_rate,
         k=args.k,
         regularization=args.l2,
+        regularization_for=args.l2_for,
         frozen={name for name in start.weights if name.startswith(tuple(args.freeze))},
     )
     result = tune(samples, start.weights, config, progress=progress)

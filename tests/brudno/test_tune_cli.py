@@ -163,10 +163,19 @@ def test_fit_reports_a_holdout_and_accepts_regularization(
     data.write_text(TINY, encoding="utf-8")
     out = str(tmp_path / "w.json")
     fit = ["fit", str(data), "--out", out, "--iterations", "20", "--holdout", "4", "--l2", "1e-8"]
-    done = _tune(brudno, *fit)
+    done = _tune(brudno, *fit, "--l2-for", "king.mg.danger.*=0", "--l2-for", "psqt.*=1e-6")
     assert done.returncode == 0, done.stderr
     assert "samples 6 (skipped 0 not quiet)" in done.stdout  # 8 minus every 4th
     assert "holdout 2 error before" in done.stdout
+
+
+@pytest.mark.parametrize("value", ["1e-8", "psqt.*=", "psqt.*=-1", "=1e-8", "psqt.*=x"])
+def test_fit_refuses_a_malformed_l2_for(brudno: list[str], tmp_path: Path, value: str) -> None:
+    data = tmp_path / "tiny.epd"
+    data.write_text(TINY, encoding="utf-8")
+    done = _tune(brudno, "fit", str(data), "--out", str(tmp_path / "w.json"), "--l2-for", value)
+    assert done.returncode == 2
+    assert "PATTERN=LAMBDA" in done.stderr
 
 
 def test_fit_reports_the_error_on_a_validation_file(brudno: list[str], tmp_path: Path) -> None:

@@ -145,6 +145,28 @@ def test_regularization_pulls_weights_toward_the_start() -> None:
         tune(samples, start, FitConfig(regularization=-1.0))
 
 
+def test_regularization_by_pattern_overrides_the_default() -> None:
+    """The last pattern a name matches sets its pull: held everywhere but ``material``, which
+    a pattern frees, the fit moves only it, to the truth; a later pattern holds it again."""
+    samples = synthetic()
+    start = dict(TRUE, material=60)
+
+    def fit(default: float, patterns: tuple[tuple[str, float], ...]) -> dict[str, int]:
+        config = FitConfig(
+            k=TRUE_K,
+            iterations=400,
+            learning_rate=4.0,
+            regularization=default,
+            regularization_for=patterns,
+        )
+        return tune(samples, start, config).weights
+
+    assert fit(1.0, (("mat*", 1.0), ("*erial", 0.0))) == TRUE
+    assert fit(0.0, (("*erial", 0.0), ("mat*", 1.0)))["material"] == 60
+    with pytest.raises(ValueError, match="regularization"):
+        tune(samples, start, FitConfig(regularization_for=(("*", -1.0),)))
+
+
 def test_the_playing_engine_never_imports_numpy() -> None:
     """numpy is for the tuner only: a UCI engine (and a server) starts without it."""
     code = (
