@@ -140,7 +140,7 @@ def level_options(level: float, calibration: Calibration) -> list[str]:
 
 def seconds_per_move(pgn: Path, player: str) -> float | None:
     """Mean of the ``…s`` thinking times in the comments of ``player``'s moves."""
-    _, blocks = profile(pgn, [player])[player]
+    blocks = profile(pgn, [player])[player].blocks
     times = [seconds for block in blocks for seconds in block]
     return sum(times) / len(times) if times else None
 
