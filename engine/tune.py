@@ -282,8 +282,8 @@ def tune(
     """
     iterations, learning_rate, k = config.iterations, config.learning_rate, config.k
     frozen = config.frozen
-    for strength in (config.regularization, *(lam for _, lam in config.regularization_for)):
-        _check_options(iterations, learning_rate, strength)
+    weakest = min((config.regularization, *(lam for _, lam in config.regularization_for)))
+    _check_options(iterations, learning_rate, weakest)
     names, compiled, start_w = _compile_with(samples, weights)
     regularization = _per_weight(names, config.regularization, config.regularization_for)
     if k is None:
