@@ -62,11 +62,10 @@ def profile(path: Path, names: list[str], first: int = 20) -> dict[str, PlayerTi
                 timed = _TIME.search(node.comment)
                 if mover not in found or timed is None:
                     continue
+                seconds = float(timed.group(1))
                 player = found[mover]
-                player.blocks[min(len(times[mover]) // _BLOCK, _BLOCKS - 1)].append(
-                    float(timed.group(1))
-                )
-                times[mover].append(float(timed.group(1)))
+                player.blocks[min(len(times[mover]) // _BLOCK, _BLOCKS - 1)].append(seconds)
+                times[mover].append(seconds)
                 reported = _DEPTH.search(node.comment)
                 if reported is not None:
                     player.depths.append(int(reported.group(1)))
