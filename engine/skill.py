@@ -14,10 +14,11 @@ search).  Every step up searches more and draws less, so strength is monotone by
 
 A level never thinks longer than full strength: the budget only shortens the search, and a
 level that searches several lines reads its clock as :data:`TIME_SHARE` of the real one.
-The draw uses a :class:`random.Random` seeded by :attr:`Skill.seed` (reproducible) or by the
-operating system.  A GUI that asked for one line sees one line, the played move's line comes
-last, and ``ponder`` is the reply in that line.  :class:`EloScale` maps ``UCI_Elo`` to a level
-by linear interpolation between measured points; only a measured range is declared.
+The draw uses a :class:`random.Random` seeded by :attr:`Skill.seed` and the candidate moves
+(reproducible, new at every move) or by the operating system.  A GUI that asked for one line
+sees one line, the played move's line comes last, and ``ponder`` is the reply in that line.
+:class:`EloScale` maps ``UCI_Elo`` to a level by linear interpolation between measured
+points; only a measured range is declared.
 
 Why, and the calibration: docs/playing.md, *Playing levels*.
 """
@@ -172,6 +173,15 @@ def choose_line(lines: Sequence[SearchInfo], skill: Skill, rng: random.Random) -
     return rng.choices(range(len(lines)), weights=weights)[0]
 
 
+def _draw_source(seed: int | None, lines: Sequence[SearchInfo]) -> random.Random:
+    """The draw's random source: the operating system's entropy without a seed; with one, a
+    source seeded by it and the candidates' first moves, so a reproducible game draws anew
+    at every move (one ``Random(seed)`` a move would take the same quantile every time)."""
+    if seed is None:
+        return random.Random()
+    return random.Random(f"{seed} {' '.join(line.pv[0] for line in lines)}")
+
+
 Search = Callable[[Limits, int, InfoCallback], SearchResult]
 """``(limits, multipv, on_info) -> result``: the search a level weakens."""
 
@@ -200,7 +210,7 @@ def search_at_level(
     lines = tuple(line for line in result.lines if line.pv)
     if not lines or result.best is None:
         return result
-    chosen = lines[choose_line(lines, skill, random.Random(skill.seed))]
+    chosen = lines[choose_line(lines, skill, _draw_source(skill.seed, lines))]
     kept = tuple(line for line in result.lines if line.multipv <= shown)
     if chosen.pv[0] == result.best:
         return replace(result, lines=kept)
