@@ -188,9 +188,10 @@ class SearchConfig:
     """Whether the static evaluation rose since this side's previous move steers the pruning:
     reduce and prune more where it fell (the position is getting worse; cut-offs are less
     likely), less where it rose (SPRT in docs/strength.md)."""
-    razoring: bool = False
+    razoring: bool = True
     """At depth 1-2 of a non-PV node whose evaluation lies 300/500 cp below alpha, return
-    quiescence's value if it confirms the node fails low."""
+    quiescence's value if it confirms the node fails low (SPRT at 10+0.1 in
+    docs/strength.md)."""
     singular: bool = True
     """Singular extensions with multi-cut (Stockfish's Step 15): the table's move is searched
     a ply deeper when no other move comes near its stored score at half the depth, the node
@@ -229,9 +230,9 @@ ABLATIONS: Final[dict[str, SearchConfig]] = {
     "pvs-no-historylmr": SearchConfig(history_lmr=False),
     "pvs-no-improving": SearchConfig(improving=False),
     "pvs-no-singular": SearchConfig(singular=False),
+    "pvs-no-razoring": SearchConfig(razoring=False),
     "pvs-countermove": SearchConfig(counter_moves=True),
     "pvs-fallingtime": SearchConfig(falling_eval_time=True),
-    "pvs-razoring": SearchConfig(razoring=True),
 }
 """The production search with one heuristic switched from its default, by ``Algorithm``
 name: a match of ``pvs`` against one of these measures what that heuristic is worth

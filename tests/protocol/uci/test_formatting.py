@@ -76,7 +76,7 @@ def test_declared_options_as_the_uci_command_lists_them() -> None:
         "option name Algorithm type combo default pvs var pvs var pvs-no-nullmove var pvs-no-lmr"
         " var pvs-no-futility var pvs-no-see var pvs-no-checkext var pvs-no-tteval"
         " var pvs-no-qstteval var pvs-no-probcut var pvs-no-historylmr var pvs-no-improving"
-        " var pvs-no-singular var pvs-countermove var pvs-fallingtime var pvs-razoring"
+        " var pvs-no-singular var pvs-no-razoring var pvs-countermove var pvs-fallingtime"
         " var minimax var negamax var alphabeta var failsoft var negascout var aspiration"
         " var mtdf var sssstar var dualstar",
         "option name EvalFile type string default <empty>",
