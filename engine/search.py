@@ -614,7 +614,7 @@ class Worker:
     # ----------------------------------------------------------------------------------
     # Quiescence
 
-    def qsearch(self, alpha: int, beta: int, ply: int, in_check: bool) -> int:
+    def qsearch(self, alpha: i64, beta: i64, ply: i64, in_check: bool) -> i64:
         """Resolve noisy moves so the static evaluation is taken in a quiet position (all
         evasions in check)."""
         # Step 1. Initialize node.  This ply's PV is reset on entry, before any return and
@@ -721,14 +721,14 @@ class Worker:
 
     def negamax(  # noqa: PLR0917 - the steps, positional: hot path
         self,
-        depth: int,
-        alpha: int,
-        beta: int,
-        ply: int,
+        depth: i64,
+        alpha: i64,
+        beta: i64,
+        ply: i64,
         pv_node: bool,
         null_ok: bool,
         in_check: bool,
-    ) -> int:
+    ) -> i64:
         """Fail-soft PVS node; ``in_check`` is computed by the parent after its push."""
         # Step 1. Initialize node: count it, poll, reset this ply's PV (and the tablebase
         # bounds a PV node's result is kept within).
@@ -1060,35 +1060,39 @@ class Worker:
 
     def search_moves(  # noqa: PLR0917 - hot path
         self,
-        depth: int,
-        alpha: int,
-        beta: int,
-        ply: int,
+        depth: i64,
+        alpha: i64,
+        beta: i64,
+        ply: i64,
         pv_node: bool,
         in_check: bool,
         tt_move: Any,
         futile: bool,
         improving: bool,
-        tt_ext: int,
+        tt_ext: i64,
         excluded: bool,
-    ) -> tuple[int, Any]:
+    ) -> tuple[i64, Any]:
         """Steps 13-20 of :meth:`negamax`: the moves in staged order; the best score and
         move (the score :data:`_NONE` when there is no legal move).  ``tt_move`` is searched
         ``tt_ext`` plies deeper (Step 15), or not at all when ``excluded``."""
         # Step 13. Loop through the moves, in staged order.
         ss = self.stack[ply]
-        best = -INF
+        # Native words: compiled, every tagged int copied, added or negated is checked for
+        # a boxed long (scores stay far inside 64 bits).
+        best: i64 = -INF
         best_move = None
-        searched = 0
-        legal = 0
+        searched: i64 = 0
+        legal: i64 = 0
         tried: list[Any] | None = None
         hist = self.hist_tables[self.root_side ^ (ply & 1)]
         counters_here = self.counter_tables[self.root_side ^ (ply & 1)]
         previous = self.stack[ply - 1].current_move if self.use_counter and ply else None
-        new_depth = depth - 1
+        new_depth: i64 = depth - 1
         lmp_counts = self.lmp_counts
         shallow = not pv_node and not in_check and depth < len(lmp_counts)
-        move_count = lmp_counts[depth] + (depth if improving else 0) if shallow else 0
+        move_count: i64 = 0
+        if shallow:
+            move_count = lmp_counts[depth] + (depth if improving else 0)
         picker = ss.picker
         picker.start(
             tt_move,
@@ -1120,12 +1124,13 @@ class Worker:
             # Step 16. Make the move.
             check = self.pos.push_check(move)
             ss.current_move = move
+            s: i64
             if not searched:
                 d = new_depth + tt_ext if stage == STAGE_TT else new_depth
                 s = -self.negamax(d, -beta, -alpha, ply + 1, pv_node, True, check)
             else:
                 # Step 17. Late moves reduction: quiet moves late in the order, out of check.
-                r = 0
+                r: i64 = 0
                 if (
                     self.use_lmr
                     and stage == STAGE_QUIET
