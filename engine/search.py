@@ -444,14 +444,14 @@ class Worker:
         self.root_side = game.side & 1
         self.root_key = game.key()
         # Counters, and the poll (stop, node limit, deadline) when ``nodes`` reaches
-        # ``next_poll``.
-        self.nodes = 0
-        self.events = 0
-        self.events_before = 0
-        self.seldepth = 0
-        self.cutoffs = 0
-        self.first_cutoffs = 0
-        self.tbhits = 0
+        # ``next_poll``.  Native words: every node adds to them.
+        self.nodes: i64 = 0
+        self.events: i64 = 0
+        self.events_before: i64 = 0
+        self.seldepth: i64 = 0
+        self.cutoffs: i64 = 0
+        self.first_cutoffs: i64 = 0
+        self.tbhits: i64 = 0
         self.ext_limit = 2
         self.se_limit = 2
         self.stop = StopPoll(
@@ -461,7 +461,7 @@ class Worker:
             on_poll=on_nodes,
             clock=self.clock,
         )
-        self.next_poll = self.stop.first
+        self.next_poll: i64 = self.stop.first
         # The game as the search calls it on every node: natively (engine.native_game).
         self.pos = native(game)
         for table in self.hist_tables:  # sized for the game now, so no node allocates
