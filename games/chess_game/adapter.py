@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import chess
-from librt.vecs import append, vec
+from librt.vecs import vec
 from mypy_extensions import i64
 
 from engine.eval import LinearEvaluator
@@ -176,20 +176,28 @@ def _noisy_rank(node: Bitboards, move: i64) -> i64:
     return -score
 
 
+_RANKS: Final = vec[i64]([0] * 256)
+""":func:`_sort_noisy`'s ranks, kept (a chess position has at most 218 legal moves), so
+that a sort allocates nothing; only compiled code calls the sort, under the GIL, and it
+never re-enters."""
+
+
 def _sort_noisy(node: Bitboards, moves: list[int]) -> None:
     """Sort ``moves`` by :func:`_noisy_rank`, lowest first, equal ranks in the order they
     came: what the stable ``moves.sort(key=...)`` gives, as an insertion sort over ranks
     computed once each (a handful of moves), without a Python call per move."""
     shared: list[SharedMove] = moves  # the very objects, kept (see take in engine.ordering)
-    ranks = vec[i64]()
-    for move in moves:
-        ranks = append(ranks, _noisy_rank(node, move))
-    for i in range(1, len(moves)):
+    n: i64 = len(moves)
+    ranks = _RANKS if n <= len(_RANKS) else vec[i64]([0] * n)
+    i: i64  # native indices: compiled, a tagged int is checked at every step
+    for i, move in enumerate(moves):
+        ranks[i] = _noisy_rank(node, move)
+    for i in range(1, n):
         rank = ranks[i]
         if ranks[i - 1] <= rank:
             continue  # already in place
         moved = shared[i]
-        j = i - 1
+        j: i64 = i - 1
         while j >= 0 and ranks[j] > rank:
             ranks[j + 1] = ranks[j]
             shared[j + 1] = shared[j]
