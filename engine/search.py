@@ -19,6 +19,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
+from librt.vecs import vec
 from mypy_extensions import i64
 
 from engine.control import SearchControl
@@ -81,11 +82,13 @@ _PROBCUT_DEPTH: Final = 5
 _PROBCUT_MARGIN: Final = 150
 """ProbCut: at a non-PV node of this depth or more, a capture whose shallow search (depth - 4)
 beats beta by this margin cuts the node."""
-_FUT_MARGINS: Final = (0, 150, 300)
-_RAZOR_MARGINS: Final = (0, 300, 500)
-_LMP_COUNTS: Final = (0, 5, 8, 13)
+_FUT_MARGINS: Final = vec[i64]([0, 150, 300])
+_RAZOR_MARGINS: Final = vec[i64]([0, 300, 500])
+_LMP_COUNTS: Final = vec[i64]([0, 5, 8, 13])
 """Late-move pruning: at a non-PV node of depth d (index), quiet moves past this many tried
-moves are not searched at all (they are the history's worst guesses)."""
+moves are not searched at all (they are the history's worst guesses).  The tables by depth
+are native vectors: compiled, a tuple of ints indexed by a variable is boxed into a new tuple
+at every read."""
 _DELTA_MARGIN: Final = 200
 """Quiescence skips a capture unless its exchange could lift stand-pat to within this of alpha."""
 _SEE_CAPTURE_MARGIN: Final = 100
@@ -488,7 +491,7 @@ class Worker:
         self.use_see = isinstance(game, StaticExchange) and cfg.exchange_pruning and not proof
         # ProbCut tries captures by their exchange and confirms them by quiescence.
         self.use_probcut = cfg.probcut and self.use_null and self.use_qs and self.use_see
-        self.lmp_counts: tuple[int, ...] = _LMP_COUNTS if self.use_fut else ()
+        self.lmp_counts = _LMP_COUNTS if self.use_fut else vec[i64]()
         self.stack = [
             Stack(MovePicker(self.pos, self.use_see, self.interned)) for _ in range(MAX_PLY + 2)
         ]
