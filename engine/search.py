@@ -442,8 +442,10 @@ class Worker:
         self.on_info = on_info
         self.clock = searcher._clock
         self.start = driver.start
-        self.hist_tables = searcher._history
-        self.counter_tables = searcher._counter_moves
+        # Tuples of any length: compiled, a fixed-length tuple is kept unboxed, and indexing
+        # it by the side to move built a new tuple at every node.
+        self.hist_tables: tuple[History, ...] = searcher._history
+        self.counter_tables: tuple[dict[Any, Any], ...] = searcher._counter_moves
         self.root_side = game.side & 1
         self.root_key = game.key()
         # Counters, and the poll (stop, node limit, deadline) when ``nodes`` reaches
