@@ -403,6 +403,10 @@ class Stack:
         """The move a singular extension search leaves out of this node (Step 15)."""
         self.double_extensions = 0
         """Double singular extensions on the line to this ply."""
+        self.tried: list[Any] = []
+        """The quiet moves a node here searched before its cut-off, the first
+        ``search_moves`` counted of them (the rest are left from earlier nodes): one list
+        per ply, so that a node allocates none."""
 
 
 def reduction(depth: int, move_count: int) -> int:
@@ -1088,7 +1092,8 @@ class Worker:
         best_move = None
         searched: i64 = 0
         legal: i64 = 0
-        tried: list[Any] | None = None
+        tried = ss.tried
+        n_tried: i64 = 0
         hist = self.hist_tables[self.root_side ^ (ply & 1)]
         counters_here = self.counter_tables[self.root_side ^ (ply & 1)]
         previous = self.stack[ply - 1].current_move if self.use_counter and ply else None
@@ -1187,22 +1192,24 @@ class Worker:
                         if STAGE_KILLER <= stage <= STAGE_QUIET or (
                             stage == STAGE_TT and not self.pos.is_noisy(move)
                         ):
-                            self.update_quiet_stats(ply, move, depth, tried, previous)
+                            self.update_quiet_stats(ply, move, depth, n_tried, previous)
                         break
                     alpha = s
             if STAGE_KILLER <= stage <= STAGE_QUIET:
-                if tried is None:
-                    tried = [move]
+                if n_tried < len(tried):
+                    tried[n_tried] = move
                 else:
                     tried.append(move)
+                n_tried += 1
         return (best if legal else _NONE), best_move
 
     def update_quiet_stats(
-        self, ply: int, move: Any, depth: int, tried: list[Any] | None, previous: Any
+        self, ply: int, move: Any, depth: int, n_tried: i64, previous: Any
     ) -> None:
         """A quiet move refuted the node: it becomes the ply's first killer and the counter
-        move to ``previous``, its history rises by depth², the quiets ``tried`` before it
-        fall by as much (gravity: :meth:`~engine.ordering.History.update`)."""
+        move to ``previous``, its history rises by depth², the ``n_tried`` quiets tried
+        before it (the first of the ply's ``Stack.tried``) fall by as much (gravity:
+        :meth:`~engine.ordering.History.update`)."""
         ss = self.stack[ply]
         side = self.root_side ^ (ply & 1)
         hist = self.hist_tables[side]
@@ -1215,6 +1222,7 @@ class Worker:
             self.counter_tables[side][previous] = move
         bonus: i64 = depth * depth if depth < 64 else 4096
         hist.update(pos, move, bonus)
-        if tried is not None:
-            for q in tried:
-                hist.update(pos, q, -bonus)
+        tried = ss.tried
+        i: i64
+        for i in range(n_tried):
+            hist.update(pos, tried[i], -bonus)
