@@ -344,7 +344,8 @@ def sort_by_history(moves: list[Any], history: History, game: NativeGame) -> Non
 
 def _sort_packed(moves: list[Any], history: History, game: NativeGame, keys: vec[i64]) -> None:
     """:func:`sort_by_history` in ``keys``, a buffer at least as long as ``moves`` (a
-    :class:`MovePicker` keeps one, so that a node's sort allocates only the list's copy)."""
+    :class:`MovePicker` keeps one, so that a node's sort allocates only the list's copy, and
+    not even that when the moves are in order already)."""
     n: i64 = len(moves)
     last: i64 = (1 << _INDEX_BITS) - 1
     if n > last:
@@ -353,23 +354,30 @@ def _sort_packed(moves: list[Any], history: History, game: NativeGame, keys: vec
     scores = history.scores  # :meth:`History.score`, inlined
     size: i64 = len(scores)
     i: i64  # native loop indices: compiled, a tagged int is checked at every step
-    for i in range(n):
-        index = game.history_index(moves[i])
+    for i, move in enumerate(moves):
+        index = game.history_index(move)
         if index < 0:
-            index = history.number(moves[i])
+            index = history.number(move)
         score: i64 = 0
         if 0 <= index < size:
             score = scores[index]
         keys[i] = (score << _INDEX_BITS) | (last - i)
+    first_moved: i64 = n  # the lowest place a key left its own: before it, moves stay
     for i in range(1, n):
         key = keys[i]
+        if keys[i - 1] > key:
+            continue  # already in place
         j: i64 = i - 1
         while j >= 0 and keys[j] < key:
             keys[j + 1] = keys[j]
             j -= 1
         keys[j + 1] = key
+        if j + 1 < first_moved:  # noqa: PLR1730 - hot path: cheaper than a min() call
+            first_moved = j + 1
+    if first_moved == n:
+        return  # in order already (every score equal, often all 0): nothing to move
     original = moves.copy()
-    for i in range(n):
+    for i in range(first_moved, n):
         moves[i] = original[last - (keys[i] & last)]
 
 

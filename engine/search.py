@@ -19,6 +19,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
+from librt.vecs import vec
 from mypy_extensions import i64
 
 from engine.control import SearchControl
@@ -81,11 +82,13 @@ _PROBCUT_DEPTH: Final = 5
 _PROBCUT_MARGIN: Final = 150
 """ProbCut: at a non-PV node of this depth or more, a capture whose shallow search (depth - 4)
 beats beta by this margin cuts the node."""
-_FUT_MARGINS: Final = (0, 150, 300)
-_RAZOR_MARGINS: Final = (0, 300, 500)
-_LMP_COUNTS: Final = (0, 5, 8, 13)
+_FUT_MARGINS: Final = vec[i64]([0, 150, 300])
+_RAZOR_MARGINS: Final = vec[i64]([0, 300, 500])
+_LMP_COUNTS: Final = vec[i64]([0, 5, 8, 13])
 """Late-move pruning: at a non-PV node of depth d (index), quiet moves past this many tried
-moves are not searched at all (they are the history's worst guesses)."""
+moves are not searched at all (they are the history's worst guesses).  The tables by depth
+are native vectors: compiled, a tuple of ints indexed by a variable is boxed into a new tuple
+at every read."""
 _DELTA_MARGIN: Final = 200
 """Quiescence skips a capture unless its exchange could lift stand-pat to within this of alpha."""
 _SEE_CAPTURE_MARGIN: Final = 100
@@ -400,6 +403,10 @@ class Stack:
         """The move a singular extension search leaves out of this node (Step 15)."""
         self.double_extensions = 0
         """Double singular extensions on the line to this ply."""
+        self.tried: list[Any] = []
+        """The quiet moves a node here searched before its cut-off, the first
+        ``search_moves`` counted of them (the rest are left from earlier nodes): one list
+        per ply, so that a node allocates none."""
 
 
 def reduction(depth: int, move_count: int) -> int:
@@ -439,19 +446,21 @@ class Worker:
         self.on_info = on_info
         self.clock = searcher._clock
         self.start = driver.start
-        self.hist_tables = searcher._history
-        self.counter_tables = searcher._counter_moves
+        # Tuples of any length: compiled, a fixed-length tuple is kept unboxed, and indexing
+        # it by the side to move built a new tuple at every node.
+        self.hist_tables: tuple[History, ...] = searcher._history
+        self.counter_tables: tuple[dict[Any, Any], ...] = searcher._counter_moves
         self.root_side = game.side & 1
         self.root_key = game.key()
         # Counters, and the poll (stop, node limit, deadline) when ``nodes`` reaches
-        # ``next_poll``.
-        self.nodes = 0
-        self.events = 0
-        self.events_before = 0
-        self.seldepth = 0
-        self.cutoffs = 0
-        self.first_cutoffs = 0
-        self.tbhits = 0
+        # ``next_poll``.  Native words: every node adds to them.
+        self.nodes: i64 = 0
+        self.events: i64 = 0
+        self.events_before: i64 = 0
+        self.seldepth: i64 = 0
+        self.cutoffs: i64 = 0
+        self.first_cutoffs: i64 = 0
+        self.tbhits: i64 = 0
         self.ext_limit = 2
         self.se_limit = 2
         self.stop = StopPoll(
@@ -461,7 +470,7 @@ class Worker:
             on_poll=on_nodes,
             clock=self.clock,
         )
-        self.next_poll = self.stop.first
+        self.next_poll: i64 = self.stop.first
         # The game as the search calls it on every node: natively (engine.native_game).
         self.pos = native(game)
         for table in self.hist_tables:  # sized for the game now, so no node allocates
@@ -488,7 +497,7 @@ class Worker:
         self.use_see = isinstance(game, StaticExchange) and cfg.exchange_pruning and not proof
         # ProbCut tries captures by their exchange and confirms them by quiescence.
         self.use_probcut = cfg.probcut and self.use_null and self.use_qs and self.use_see
-        self.lmp_counts: tuple[int, ...] = _LMP_COUNTS if self.use_fut else ()
+        self.lmp_counts = _LMP_COUNTS if self.use_fut else vec[i64]()
         self.stack = [
             Stack(MovePicker(self.pos, self.use_see, self.interned)) for _ in range(MAX_PLY + 2)
         ]
@@ -614,7 +623,7 @@ class Worker:
     # ----------------------------------------------------------------------------------
     # Quiescence
 
-    def qsearch(self, alpha: int, beta: int, ply: int, in_check: bool) -> int:
+    def qsearch(self, alpha: i64, beta: i64, ply: i64, in_check: bool) -> i64:
         """Resolve noisy moves so the static evaluation is taken in a quiet position (all
         evasions in check)."""
         # Step 1. Initialize node.  This ply's PV is reset on entry, before any return and
@@ -721,14 +730,14 @@ class Worker:
 
     def negamax(  # noqa: PLR0917 - the steps, positional: hot path
         self,
-        depth: int,
-        alpha: int,
-        beta: int,
-        ply: int,
+        depth: i64,
+        alpha: i64,
+        beta: i64,
+        ply: i64,
         pv_node: bool,
         null_ok: bool,
         in_check: bool,
-    ) -> int:
+    ) -> i64:
         """Fail-soft PVS node; ``in_check`` is computed by the parent after its push."""
         # Step 1. Initialize node: count it, poll, reset this ply's PV (and the tablebase
         # bounds a PV node's result is kept within).
@@ -1060,35 +1069,40 @@ class Worker:
 
     def search_moves(  # noqa: PLR0917 - hot path
         self,
-        depth: int,
-        alpha: int,
-        beta: int,
-        ply: int,
+        depth: i64,
+        alpha: i64,
+        beta: i64,
+        ply: i64,
         pv_node: bool,
         in_check: bool,
         tt_move: Any,
         futile: bool,
         improving: bool,
-        tt_ext: int,
+        tt_ext: i64,
         excluded: bool,
-    ) -> tuple[int, Any]:
+    ) -> tuple[i64, Any]:
         """Steps 13-20 of :meth:`negamax`: the moves in staged order; the best score and
         move (the score :data:`_NONE` when there is no legal move).  ``tt_move`` is searched
         ``tt_ext`` plies deeper (Step 15), or not at all when ``excluded``."""
         # Step 13. Loop through the moves, in staged order.
         ss = self.stack[ply]
-        best = -INF
+        # Native words: compiled, every tagged int copied, added or negated is checked for
+        # a boxed long (scores stay far inside 64 bits).
+        best: i64 = -INF
         best_move = None
-        searched = 0
-        legal = 0
-        tried: list[Any] | None = None
+        searched: i64 = 0
+        legal: i64 = 0
+        tried = ss.tried
+        n_tried: i64 = 0
         hist = self.hist_tables[self.root_side ^ (ply & 1)]
         counters_here = self.counter_tables[self.root_side ^ (ply & 1)]
         previous = self.stack[ply - 1].current_move if self.use_counter and ply else None
-        new_depth = depth - 1
+        new_depth: i64 = depth - 1
         lmp_counts = self.lmp_counts
         shallow = not pv_node and not in_check and depth < len(lmp_counts)
-        move_count = lmp_counts[depth] + (depth if improving else 0) if shallow else 0
+        move_count: i64 = 0
+        if shallow:
+            move_count = lmp_counts[depth] + (depth if improving else 0)
         picker = ss.picker
         picker.start(
             tt_move,
@@ -1120,12 +1134,13 @@ class Worker:
             # Step 16. Make the move.
             check = self.pos.push_check(move)
             ss.current_move = move
+            s: i64
             if not searched:
                 d = new_depth + tt_ext if stage == STAGE_TT else new_depth
                 s = -self.negamax(d, -beta, -alpha, ply + 1, pv_node, True, check)
             else:
                 # Step 17. Late moves reduction: quiet moves late in the order, out of check.
-                r = 0
+                r: i64 = 0
                 if (
                     self.use_lmr
                     and stage == STAGE_QUIET
@@ -1177,22 +1192,24 @@ class Worker:
                         if STAGE_KILLER <= stage <= STAGE_QUIET or (
                             stage == STAGE_TT and not self.pos.is_noisy(move)
                         ):
-                            self.update_quiet_stats(ply, move, depth, tried, previous)
+                            self.update_quiet_stats(ply, move, depth, n_tried, previous)
                         break
                     alpha = s
             if STAGE_KILLER <= stage <= STAGE_QUIET:
-                if tried is None:
-                    tried = [move]
+                if n_tried < len(tried):
+                    tried[n_tried] = move
                 else:
                     tried.append(move)
+                n_tried += 1
         return (best if legal else _NONE), best_move
 
     def update_quiet_stats(
-        self, ply: int, move: Any, depth: int, tried: list[Any] | None, previous: Any
+        self, ply: int, move: Any, depth: int, n_tried: i64, previous: Any
     ) -> None:
         """A quiet move refuted the node: it becomes the ply's first killer and the counter
-        move to ``previous``, its history rises by depth², the quiets ``tried`` before it
-        fall by as much (gravity: :meth:`~engine.ordering.History.update`)."""
+        move to ``previous``, its history rises by depth², the ``n_tried`` quiets tried
+        before it (the first of the ply's ``Stack.tried``) fall by as much (gravity:
+        :meth:`~engine.ordering.History.update`)."""
         ss = self.stack[ply]
         side = self.root_side ^ (ply & 1)
         hist = self.hist_tables[side]
@@ -1205,6 +1222,7 @@ class Worker:
             self.counter_tables[side][previous] = move
         bonus: i64 = depth * depth if depth < 64 else 4096
         hist.update(pos, move, bonus)
-        if tried is not None:
-            for q in tried:
-                hist.update(pos, q, -bonus)
+        tried = ss.tried
+        i: i64
+        for i in range(n_tried):
+            hist.update(pos, tried[i], -bonus)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import chess
-from librt.vecs import append, vec
+from librt.vecs import vec
 from mypy_extensions import i64
 
 from engine.eval import LinearEvaluator
@@ -176,20 +176,28 @@ def _noisy_rank(node: Bitboards, move: i64) -> i64:
     return -score
 
 
+_RANKS: Final = vec[i64]([0] * 256)
+""":func:`_sort_noisy`'s ranks, kept (a chess position has at most 218 legal moves), so
+that a sort allocates nothing; only compiled code calls the sort, under the GIL, and it
+never re-enters."""
+
+
 def _sort_noisy(node: Bitboards, moves: list[int]) -> None:
     """Sort ``moves`` by :func:`_noisy_rank`, lowest first, equal ranks in the order they
     came: what the stable ``moves.sort(key=...)`` gives, as an insertion sort over ranks
     computed once each (a handful of moves), without a Python call per move."""
     shared: list[SharedMove] = moves  # the very objects, kept (see take in engine.ordering)
-    ranks = vec[i64]()
-    for move in moves:
-        ranks = append(ranks, _noisy_rank(node, move))
-    for i in range(1, len(moves)):
+    n: i64 = len(moves)
+    ranks = _RANKS if n <= len(_RANKS) else vec[i64]([0] * n)
+    i: i64  # native indices: compiled, a tagged int is checked at every step
+    for i, move in enumerate(moves):
+        ranks[i] = _noisy_rank(node, move)
+    for i in range(1, n):
         rank = ranks[i]
         if ranks[i - 1] <= rank:
             continue  # already in place
         moved = shared[i]
-        j = i - 1
+        j: i64 = i - 1
         while j >= 0 and ranks[j] > rank:
             ranks[j + 1] = ranks[j]
             shared[j + 1] = shared[j]
@@ -222,13 +230,13 @@ class ChessGame(NativeGame):
         "_current",
         "_evaluator",
         "_nodes",
+        "_ply",
         "_psq",
         "_root_ply",
         "_synced_plies",
         "_tables",
         "_tb",
         "_tb_probing",
-        "_undo",
         "_window",
         "chess960",
     )
@@ -265,16 +273,17 @@ class ChessGame(NativeGame):
         self._window = 0
         self._checks: CheckSquares | None = None
         self._checks_key: i64 = -1
-        self._undo: list[None] = []
-        """One entry per move played since the root: its length is the ply.  What unmaking
-        a move restores is in the child's record (``parent_psq``, ``parent_window``)."""
+        self._ply: i64 = 0
+        """Moves played since the root (a native word: every push and pop counts it).  What
+        unmaking a move restores is in the child's record (``parent_psq``,
+        ``parent_window``)."""
         node = Bitboards(root)
         node.key = signed(zobrist_key(root))
         node.ep_key = signed(ep_key(root))
         node.castling_key = castling_key64(node.castling)
         self._nodes: list[Bitboards] = [node]
         self._current = node
-        """The current position's record (``_nodes[len(_undo)]``, kept at hand: every
+        """The current position's record (``_nodes[_ply]``, kept at hand: every
         question a node answers reads it)."""
         self._know_king(node)
         self._tb: SyzygySettings | None = None
@@ -298,7 +307,7 @@ class ChessGame(NativeGame):
     def _child(self) -> Bitboards:
         """The record of the next ply, to be made from the current one."""
         nodes = self._nodes
-        ply = len(self._undo) + 1
+        ply = self._ply + 1
         if ply == len(nodes):
             nodes.append(Bitboards())
         return nodes[ply]
@@ -312,7 +321,7 @@ class ChessGame(NativeGame):
         search's own pops take them back (:meth:`pop`).  python-chess's board has the first
         ``_synced_plies`` moves since the root; each ply's record knows the move that made it."""
         board = self._board
-        ply = len(self._undo)
+        ply = self._ply
         nodes = self._nodes
         while self._synced_plies < ply:
             index = self._synced_plies
@@ -503,7 +512,7 @@ class ChessGame(NativeGame):
             key ^= ep_z
         child.parent_psq = self._psq
         child.parent_window = self._window
-        self._undo.append(None)
+        self._ply += 1
         child.move = move
         child.key = key
         child.ep_key = ep_z
@@ -519,8 +528,10 @@ class ChessGame(NativeGame):
         return self._current.checkers != 0
 
     def pop(self) -> None:
-        self._undo.pop()
-        ply = len(self._undo)
+        ply = self._ply - 1
+        if ply < 0:
+            raise IndexError("pop at the root: no move to undo")
+        self._ply = ply
         self._current = self._nodes[ply]
         child = self._nodes[ply + 1]
         self._psq = child.parent_psq
@@ -543,7 +554,7 @@ class ChessGame(NativeGame):
         child.pass_turn(node)
         child.parent_psq = self._psq
         child.parent_window = self._window
-        self._undo.append(None)
+        self._ply += 1
         child.move = 0
         child.key = node.key ^ TURN_KEY64 ^ node.ep_key
         child.ep_key = 0
@@ -567,7 +578,7 @@ class ChessGame(NativeGame):
         if window >= 4:
             # The same side to move 4, 6, ... plies back, within the reversible plies.
             nodes = self._nodes
-            ply = len(self._undo)
+            ply = self._ply
             key = node.key
             earlier = ply - (window & ~1)
             while earlier <= ply - 4:
@@ -605,7 +616,7 @@ class ChessGame(NativeGame):
 
     @property
     def ply(self) -> int:
-        return max(0, self._root_ply + len(self._undo))
+        return max(0, self._root_ply + self._ply)
 
     # -- evaluation ------------------------------------------------------------------------
 

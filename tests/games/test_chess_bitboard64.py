@@ -167,4 +167,4 @@ def test_a_magic_that_collides_fails_the_import(monkeypatch: pytest.MonkeyPatch)
 def test_the_tables_are_built_only_where_the_lookups_run() -> None:
     """A pure install takes python-chess's tables (the twins): no table build at import."""
     assert len(_plain_python_copy("bitboard64.py")._SLIDER_ATTACKS) == 0
-    assert len(_plain_python_copy("bitboard64.so")._SLIDER_ATTACKS) == 107_648
+    assert len(_plain_python_copy("bitboard64.so")._SLIDER_ATTACKS) == 6 * 64 + 107_648
