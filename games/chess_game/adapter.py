@@ -178,8 +178,11 @@ def _noisy_rank(node: Bitboards, move: i64) -> i64:
 
 _RANKS: Final = vec[i64]([0] * 256)
 """:func:`_sort_noisy`'s ranks, kept (a chess position has at most 218 legal moves), so
-that a sort allocates nothing; only compiled code calls the sort, under the GIL, and it
-never re-enters."""
+that a sort allocates nothing.  Shared by every search in the process: compiled, the sort
+makes no Python call, so it runs whole under the GIL and never re-enters; run as plain
+Python, two sessions' searches could interleave here, which changes only the order of their
+noisy moves (the sort moves the list's items in step with the ranks, a permutation whatever
+the ranks hold)."""
 
 
 def _sort_noisy(node: Bitboards, moves: list[int]) -> None:
