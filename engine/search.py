@@ -695,7 +695,7 @@ class Worker:
             # (delta pruning), are skipped.
             if delta_pruning:
                 need = alpha - stand_pat - _DELTA_MARGIN + 1
-                if not self.pos.see_ge(move, need if need > 0 else 0):
+                if not self.pos.see_ge(move, max(need, 0)):
                     self.events += 1
                     continue
 
@@ -973,11 +973,14 @@ class Worker:
                 best = tb_lo
             elif best > tb_hi:
                 best = tb_hi
+        draft = depth  # not ``a if c else b``, which boxes an i64 (docs/search.md)
+        if self.events == events_at_entry:
+            draft = EXHAUSTIVE
         self.tt.store_folded(
             key,
             best_move,
             to_tt(best, ply),
-            EXHAUSTIVE if self.events == events_at_entry else depth,
+            draft,
             LOWER if best >= beta else (EXACT if best > alpha else UPPER),
             ev,
         )
@@ -1201,7 +1204,9 @@ class Worker:
                 else:
                     tried.append(move)
                 n_tried += 1
-        return (best if legal else _NONE), best_move
+        if not legal:
+            best = _NONE
+        return best, best_move
 
     def update_quiet_stats(
         self, ply: int, move: Any, depth: int, n_tried: i64, previous: Any

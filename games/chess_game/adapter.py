@@ -460,7 +460,9 @@ class ChessGame(NativeGame):
         key = node.key ^ TURN_KEY64 ^ node.ep_key
         psq = self._psq
         reversible = piece_type != _PAWN
-        rook_from = castling_rook(ours, frm, to) if piece_type == _KING else -1
+        rook_from: i64 = -1
+        if piece_type == _KING:
+            rook_from = castling_rook(ours, frm, to)
         if rook_from >= 0:
             # Castling, as king-takes-rook (Chess960) or king-two-squares (standard).
             king_to, rook_to = castling_targets(frm, rook_from)

@@ -638,7 +638,9 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
     # The taper on native words: a tagged int multiplied by a negative one takes mypyc's slow
     # path (Python longs, about 200 instructions), and divmod builds a tuple; TAPER_MAX is a
     # power of two, so the floor division and remainder are a shift and a mask.
-    taper: i64 = _TAPER64[phase] if phase < PHASE_MAX else TAPER_MAX
+    taper: i64 = TAPER_MAX
+    if phase < PHASE_MAX:
+        taper = _TAPER64[phase]
     eg: i64 = (score + _HALF) >> _SHIFT
     mg: i64 = score - (eg << _SHIFT)
     tapered = mg * taper + eg * (TAPER_MAX - taper)
