@@ -859,7 +859,9 @@ class Worker:
                 if ev == NO_EVAL:
                     ev = self.pos.evaluate()
                 ss.static_eval = ev
-                before = self.stack[ply - 2].static_eval if ply >= 2 else NO_EVAL
+                before = NO_EVAL
+                if ply >= 2:
+                    before = self.stack[ply - 2].static_eval
                 improving = before == NO_EVAL or ev > before
         if not pv_node and not in_check:
             if ev == NO_EVAL:
@@ -1105,7 +1107,9 @@ class Worker:
         shallow = not pv_node and not in_check and depth < len(lmp_counts)
         move_count: i64 = 0
         if shallow:
-            move_count = lmp_counts[depth] + (depth if improving else 0)
+            move_count = lmp_counts[depth]
+            if improving:
+                move_count += depth
         picker = ss.picker
         picker.start(
             tt_move,
