@@ -55,8 +55,12 @@ def _extensions() -> list[Extension]:
         # undefined; the magic bitboards and bit scans need it to wrap modulo 2**64.  CPython's
         # own CFLAGS usually carry -fwrapv already: say so here rather than depend on them
         # (tests/games/test_chess_bitboard64.py checks the products).
+        # -fno-semantic-interposition: in position-independent code the loader could
+        # replace a global function, so the C compiler inlines none; mypyc makes every
+        # compiled function global, and each bit scan, popcount and attack lookup was a full
+        # call.  Nothing replaces them: inlined, 0.882x the instructions per node.
         for extension in extensions:
-            extension.extra_compile_args.append("-fwrapv")
+            extension.extra_compile_args += ["-fwrapv", "-fno-semantic-interposition"]
     return extensions
 
 

@@ -168,9 +168,11 @@ class MovePicker:
         self.game = native(game)
         self.exchange = exchange
         self.interned = interned
-        self.stage = STAGE_TT
+        # The stage, phase and index as native words: compiled, a tagged int attribute is
+        # checked for a boxed long at every write.
+        self.stage: i64 = STAGE_TT
         """The stage of the move :meth:`next_move` returned last."""
-        self.phase = _DONE
+        self.phase: i64 = _DONE
         self.tt_move: Any = None
         self.tt_noisy = False
         self.killer1: Any = None
@@ -179,7 +181,7 @@ class MovePicker:
         self.history = _NO_HISTORY
         self.moves: list[Any] = []
         """The list being walked: the noisy moves, the quiet ones, then the losing ones."""
-        self.index = 0
+        self.index: i64 = 0
         self.losing: list[Any] = []
         self.keys = vec[i64]()
         """The sort's buffer (:func:`sort_by_history`), grown to the longest quiet list."""

@@ -396,12 +396,12 @@ class Stack:
         self.killer1: Any = None
         self.killer2: Any = None
         """The two latest quiet moves that refuted a node at this ply."""
-        self.static_eval = NO_EVAL
+        self.static_eval: i64 = NO_EVAL
         """The static evaluation here (:data:`~engine.tt.NO_EVAL` in check), kept only where
         "improving" is measured: it compares this ply with two before."""
         self.excluded: Any = None
         """The move a singular extension search leaves out of this node (Step 15)."""
-        self.double_extensions = 0
+        self.double_extensions: i64 = 0
         """Double singular extensions on the line to this ply."""
         self.tried: list[Any] = []
         """The quiet moves a node here searched before its cut-off, the first
@@ -450,7 +450,7 @@ class Worker:
         # it by the side to move built a new tuple at every node.
         self.hist_tables: tuple[History, ...] = searcher._history
         self.counter_tables: tuple[dict[Any, Any], ...] = searcher._counter_moves
-        self.root_side = game.side & 1
+        self.root_side: i64 = game.side & 1
         self.root_key = game.key()
         # Counters, and the poll (stop, node limit, deadline) when ``nodes`` reaches
         # ``next_poll``.  Native words: every node adds to them.
@@ -461,8 +461,8 @@ class Worker:
         self.cutoffs: i64 = 0
         self.first_cutoffs: i64 = 0
         self.tbhits: i64 = 0
-        self.ext_limit = 2
-        self.se_limit = 2
+        self.ext_limit: i64 = 2
+        self.se_limit: i64 = 2
         self.stop = StopPoll(
             node_limit=driver.node_limit,
             control=driver.control,
@@ -502,9 +502,9 @@ class Worker:
             Stack(MovePicker(self.pos, self.use_see, self.interned)) for _ in range(MAX_PLY + 2)
         ]
         # Endgame tablebases: without tables in use, ``tb_limit`` stays 0 and nothing changes.
-        self.tb_limit = 0
-        self.tb_depth = 0
-        self.tb_draw = 1
+        self.tb_limit: i64 = 0
+        self.tb_depth: i64 = 0
+        self.tb_draw: i64 = 1
         self.tb_wdl: Callable[[], int | None] = _no_tables
         self.tb_pieces: Callable[[], int] = _no_pieces
 
@@ -650,7 +650,7 @@ class Worker:
         # Step 3. Transposition table lookup.
         key = self.pos.folded_key()  # once, native: lookup and store take it so
         entry = self.tt.lookup_folded(key)
-        ev = NO_EVAL
+        ev: i64 = NO_EVAL
         tt_score = 0
         tt_bound = 0
         if entry:
@@ -695,7 +695,7 @@ class Worker:
             # (delta pruning), are skipped.
             if delta_pruning:
                 need = alpha - stand_pat - _DELTA_MARGIN + 1
-                if not self.pos.see_ge(move, need if need > 0 else 0):
+                if not self.pos.see_ge(move, max(need, 0)):
                     self.events += 1
                     continue
 
@@ -791,7 +791,7 @@ class Worker:
         tt_score = 0
         tt_depth = 0
         tt_bound = 0
-        ev = NO_EVAL
+        ev: i64 = NO_EVAL
         if excluded is not None:
             tt_move = excluded  # first in the order, so that search_moves skips it
             if entry:
@@ -859,7 +859,9 @@ class Worker:
                 if ev == NO_EVAL:
                     ev = self.pos.evaluate()
                 ss.static_eval = ev
-                before = self.stack[ply - 2].static_eval if ply >= 2 else NO_EVAL
+                before: i64 = NO_EVAL
+                if ply >= 2:
+                    before = self.stack[ply - 2].static_eval
                 improving = before == NO_EVAL or ev > before
         if not pv_node and not in_check:
             if ev == NO_EVAL:
@@ -973,11 +975,14 @@ class Worker:
                 best = tb_lo
             elif best > tb_hi:
                 best = tb_hi
+        draft = depth  # not ``a if c else b``, which boxes an i64 (docs/search.md)
+        if self.events == events_at_entry:
+            draft = EXHAUSTIVE
         self.tt.store_folded(
             key,
             best_move,
             to_tt(best, ply),
-            EXHAUSTIVE if self.events == events_at_entry else depth,
+            draft,
             LOWER if best >= beta else (EXACT if best > alpha else UPPER),
             ev,
         )
@@ -1102,7 +1107,9 @@ class Worker:
         shallow = not pv_node and not in_check and depth < len(lmp_counts)
         move_count: i64 = 0
         if shallow:
-            move_count = lmp_counts[depth] + (depth if improving else 0)
+            move_count = lmp_counts[depth]
+            if improving:
+                move_count += depth
         picker = ss.picker
         picker.start(
             tt_move,
@@ -1201,7 +1208,9 @@ class Worker:
                 else:
                     tried.append(move)
                 n_tried += 1
-        return (best if legal else _NONE), best_move
+        if not legal:
+            best = _NONE
+        return best, best_move
 
     def update_quiet_stats(
         self, ply: int, move: Any, depth: int, n_tried: i64, previous: Any

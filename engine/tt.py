@@ -195,7 +195,7 @@ class TranspositionTable:
 
     def _init_fields(self, *, owner: bool) -> None:
         self._size_mb = 0
-        self._buckets = 1
+        self._buckets: i64 = 1
         self.entries = 2
         self._slots = vec[i64]()
         self._view = None
@@ -446,20 +446,23 @@ class TranspositionTable:
         self,
         k: i64,
         move: Hashable | None,
-        score: int,
-        depth: int,
-        bound: int,
-        static_eval: int = NO_EVAL,
+        score: i64,
+        depth: i64,
+        bound: i64,
+        static_eval: i64 = NO_EVAL,
     ) -> None:
         """:meth:`store` under a key already folded by :func:`fold_key`, with
-        :data:`NO_EVAL` for no static evaluation."""
-        draft: i64 = depth
+        :data:`NO_EVAL` for no static evaluation (the numbers as native words, as the search
+        has them)."""
+        draft = depth
         if draft < 0:
             draft = 0
         elif draft > MAX_DRAFT and draft != EXHAUSTIVE:
             draft = MAX_DRAFT
         mid: i64 = 0 if move is None else self._encode(move)
-        ev: i64 = static_eval + _OFFSET if -_OFFSET < static_eval < _OFFSET else 0
+        ev: i64 = 0  # an if, not ``a if c else 0``: compiled, that boxes an i64
+        if -_OFFSET < static_eval < _OFFSET:
+            ev = static_eval + _OFFSET
         gen: i64 = self._gen
         i = self._index(k)
         j = i + 2
@@ -500,10 +503,10 @@ class TranspositionTable:
             else:
                 target = j
         data: i64 = (
-            (i64(score) + _OFFSET)
+            (score + _OFFSET)
             | (ev << _SHIFT_EVAL)
             | (draft << _SHIFT_DEPTH)
-            | (i64(bound) << _SHIFT_BOUND)
+            | (bound << _SHIFT_BOUND)
             | (gen << _SHIFT_GEN)
             | ((mid & 0xFFFF) << _SHIFT_MOVE)
         )

@@ -258,11 +258,11 @@ class EvalTables:
         """By rank index 0..7 (white's view): rank 2 is index 1."""
         self.passed_king_them = both("passed.king_them")
         self.passed_king_us = both("passed.king_us")
-        self.king_shield1 = pack(weight("king.mg.shield1"), 0)
-        self.king_shield2 = pack(weight("king.mg.shield2"), 0)
-        self.king_open_file = pack(weight("king.mg.open_file"), 0)
-        self.king_attackers = pack(weight("king.mg.attackers"), 0)
-        self.king_zone_attacks = pack(weight("king.mg.zone_attacks"), 0)
+        self.king_shield1: i64 = pack(weight("king.mg.shield1"), 0)
+        self.king_shield2: i64 = pack(weight("king.mg.shield2"), 0)
+        self.king_open_file: i64 = pack(weight("king.mg.open_file"), 0)
+        self.king_attackers: i64 = pack(weight("king.mg.attackers"), 0)
+        self.king_zone_attacks: i64 = pack(weight("king.mg.zone_attacks"), 0)
         self.rook_open = both("rook.open_file")
         self.rook_semi = both("rook.semi_open_file")
         self.bishop_pair = both("bishop_pair")
@@ -638,7 +638,9 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
     # The taper on native words: a tagged int multiplied by a negative one takes mypyc's slow
     # path (Python longs, about 200 instructions), and divmod builds a tuple; TAPER_MAX is a
     # power of two, so the floor division and remainder are a shift and a mask.
-    taper: i64 = _TAPER64[phase] if phase < PHASE_MAX else TAPER_MAX
+    taper: i64 = TAPER_MAX
+    if phase < PHASE_MAX:
+        taper = _TAPER64[phase]
     eg: i64 = (score + _HALF) >> _SHIFT
     mg: i64 = score - (eg << _SHIFT)
     tapered = mg * taper + eg * (TAPER_MAX - taper)

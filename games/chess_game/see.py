@@ -49,7 +49,7 @@ SEE_VALUES: Final = (0, 100, 320, 330, 500, 950, 20_000)
 _VALUE: Final = vec[i64](list(SEE_VALUES))
 """``SEE_VALUES`` as a native array: compiled, indexing the fixed-length tuple by a variable
 boxed all seven values into a new tuple first (a fifth of the exchange's instructions)."""
-_PAWN_VALUE: Final = SEE_VALUES[chess.PAWN]
+_PAWN_VALUE: Final[i64] = SEE_VALUES[chess.PAWN]
 
 
 def see_ge(boards: Bitboards, move: i64, threshold: int) -> bool:
@@ -72,7 +72,7 @@ def see_ge(boards: Bitboards, move: i64, threshold: int) -> bool:
     victim = boards.piece_type_on(to_bb)
     occ = boards.occupied ^ from_bb
     if not victim:
-        victim_value = 0
+        victim_value: i64 = 0
         if attacker == PAWN and to == boards.ep_square:
             victim_value = _PAWN_VALUE
             victim_square: i64 = SQUARE[to - 8 if us else to + 8]
@@ -82,7 +82,9 @@ def see_ge(boards: Bitboards, move: i64, threshold: int) -> bool:
     else:
         victim_value = _VALUE[victim]
     promotion = move >> PROMOTION_SHIFT
-    swap = victim_value - threshold
+    # Native words from here: compiled, a tagged int's sums are checked for a boxed long.
+    limit: i64 = threshold
+    swap = victim_value - limit
     if promotion:
         swap += _VALUE[promotion] - _PAWN_VALUE
         attacker = promotion
