@@ -205,6 +205,11 @@ def main() -> int:
         "interval): continue a ladder from it instead of replaying it",
     )
     args = parser.parse_args()
+    # The match runs in the repository (for ``python -m brudno``): paths given relative to
+    # where this script was started must not land there.
+    args.openings = args.openings.resolve()
+    if args.pgn:
+        args.pgn = str(Path(args.pgn).resolve())
 
     sf_elo = max(SF_ELO_MIN, min(SF_ELO_MAX, args.elo))
     if not args.find_elo:
