@@ -37,6 +37,15 @@ from games.chess_game.bitboard64 import (
 )
 
 __all__ = [
+    "DANGER_BASE",
+    "DANGER_KNIGHT_GUARD",
+    "DANGER_SAFE_CHECK",
+    "DANGER_SHIFT",
+    "DANGER_THRESHOLD",
+    "DANGER_UNITS",
+    "DANGER_UNSAFE_CHECK",
+    "DANGER_WEAK_ZONE",
+    "DANGER_ZONE_ATTACK",
     "EVAL_SLOT_MASK",
     "EVAL_STORED",
     "PASSED_RANKS",
@@ -167,6 +176,40 @@ def _south_fill(bb: i64) -> i64:
     return bb
 
 
+# King danger's units (Stockfish 11's classical ``king()``, in its internal centipawns, where
+# a pawn is 128): per attacking piece by type, per zone square attacked, per weak zone
+# square, per unsafe check, per safe check by the checking piece, a constant, and less with
+# a knight beside the king.  Above the threshold the feature is danger² / 2¹³, about
+# Stockfish's danger² / 4096 in its units scaled to ours (a pawn 67 in the middlegame).
+DANGER_KNIGHT: Final = 81
+DANGER_BISHOP: Final = 52
+DANGER_ROOK: Final = 44
+DANGER_QUEEN: Final = 10
+DANGER_ZONE_ATTACK: Final = 69
+DANGER_WEAK_ZONE: Final = 185
+DANGER_UNSAFE_CHECK: Final = 148
+DANGER_CHECK_QUEEN: Final = 772
+DANGER_CHECK_ROOK: Final = 1084
+DANGER_CHECK_BISHOP: Final = 645
+DANGER_CHECK_KNIGHT: Final = 792
+DANGER_KNIGHT_GUARD: Final = 100
+DANGER_BASE: Final = 37
+DANGER_THRESHOLD: Final = 100
+DANGER_SHIFT: Final = 13
+DANGER_UNITS: Final = {
+    chess.KNIGHT: DANGER_KNIGHT,
+    chess.BISHOP: DANGER_BISHOP,
+    chess.ROOK: DANGER_ROOK,
+    chess.QUEEN: DANGER_QUEEN,
+}
+"""The per-piece units by piece type, for the readable route."""
+DANGER_SAFE_CHECK: Final = {
+    chess.KNIGHT: DANGER_CHECK_KNIGHT,
+    chess.BISHOP: DANGER_CHECK_BISHOP,
+    chess.ROOK: DANGER_CHECK_ROOK,
+    chess.QUEEN: DANGER_CHECK_QUEEN,
+}
+
 # -- weights as integer tables -----------------------------------------------------------------
 
 
@@ -189,6 +232,7 @@ class EvalTables:
         "exact",
         "isolated",
         "king_attackers",
+        "king_danger",
         "king_open_file",
         "king_shield1",
         "king_shield2",
@@ -263,6 +307,7 @@ class EvalTables:
         self.king_open_file: i64 = pack(weight("king.mg.open_file"), 0)
         self.king_attackers: i64 = pack(weight("king.mg.attackers"), 0)
         self.king_zone_attacks: i64 = pack(weight("king.mg.zone_attacks"), 0)
+        self.king_danger: i64 = pack(weight("king.mg.danger"), 0)
         self.rook_open = both("rook.open_file")
         self.rook_semi = both("rook.semi_open_file")
         self.bishop_pair = both("bishop_pair")
@@ -435,6 +480,59 @@ def known_draw(board: chess.Board) -> bool:
     )
 
 
+def _king_danger(  # noqa: PLR0913, PLR0917 - a native call with the attack maps in words
+    king: i64,
+    occ: i64,
+    their_men: i64,
+    their_knights: i64,
+    their_bishops: i64,
+    their_rooks: i64,
+    their_queens: i64,
+    their_all: i64,
+    their_twice: i64,
+    units: i64,
+    our_all: i64,
+    our_twice: i64,
+    our_queens: i64,
+    our_knights: i64,
+) -> i64:
+    """``king.danger`` of the king on ``king``: Stockfish classical's king danger (its
+    weights, without the shelter, flank, pin and mobility parts), squared and scaled down;
+    ``their_*`` are the attacking side's attack maps, ``our_*`` the defender's."""
+    our_king: i64 = KING_ATTACKS[king]
+    weak = their_all & ~our_twice & (~our_all | our_king | our_queens)
+    safe = ~their_men & (~our_all | (weak & their_twice))
+    danger = units + DANGER_WEAK_ZONE * popcount(_ZONE64[king] & weak) + DANGER_BASE
+    rook_rays = rook_attacks(king, occ)
+    bishop_rays = bishop_attacks(king, occ)
+    unsafe: i64 = 0
+    rook_checks = rook_rays & safe & their_rooks
+    if rook_checks:
+        danger += DANGER_CHECK_ROOK
+    else:
+        unsafe |= rook_rays & their_rooks
+    queen_checks = (rook_rays | bishop_rays) & their_queens & safe & ~our_queens & ~rook_checks
+    if queen_checks:
+        danger += DANGER_CHECK_QUEEN
+    bishop_checks = bishop_rays & their_bishops & safe & ~queen_checks
+    if bishop_checks:
+        danger += DANGER_CHECK_BISHOP
+    else:
+        unsafe |= bishop_rays & their_bishops
+    knight_checks = KNIGHT_ATTACKS[king] & their_knights
+    if knight_checks & safe:
+        danger += DANGER_CHECK_KNIGHT
+    else:
+        unsafe |= knight_checks
+    if unsafe:
+        danger += DANGER_UNSAFE_CHECK * popcount(unsafe)
+    if our_knights & our_king:
+        danger -= DANGER_KNIGHT_GUARD
+    if danger <= DANGER_THRESHOLD:
+        return 0
+    return (danger * danger) >> DANGER_SHIFT
+
+
 def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
     """The evaluation from the side to move's view, given the position's boards and the
     packed material + square sum.
@@ -479,7 +577,7 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
     # is not one bit.
     lsb_square = LSB_SQUARE
     square_bb = SQUARE
-    knight_att = KNIGHT_ATTACKS
+    knight_table = KNIGHT_ATTACKS
     file_of = _FILE_OF64
 
     mob_n: i64 = 0
@@ -494,13 +592,24 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
     # the piece sets and two of the bishops cost more than an addition per piece.
     phase: i64 = 0
     bishop_pairs: i64 = 0  # white's minus black's
-    # What each side attacks: everything, with its minor pieces, with its rooks.
+    # What each side attacks: everything, twice (pawns and king included), with each piece
+    # type; and the attack units its pieces bring to the enemy king's zone.
+    king_wk: i64 = KING_ATTACKS[wk]
+    king_bk: i64 = KING_ATTACKS[bk]
     w_all: i64 = 0
-    w_minor: i64 = 0
+    w_twice: i64 = 0
+    w_knight: i64 = 0
+    w_bishop: i64 = 0
     w_rook: i64 = 0
+    w_queen: i64 = 0
+    w_units: i64 = 0
     b_all: i64 = 0
-    b_minor: i64 = 0
+    b_twice: i64 = 0
+    b_knight: i64 = 0
+    b_bishop: i64 = 0
     b_rook: i64 = 0
+    b_queen: i64 = 0
+    b_units: i64 = 0
     # White, then black, as a native loop: compiled, a loop over a tuple of two bools builds
     # the tuple and goes through Python's iterator protocol (400 instructions an evaluation).
     for side in range(2):
@@ -511,17 +620,28 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
             area = ~(occ_w | b_pawn_attacks)
             zone: i64 = _ZONE64[bk]
             sign: i64 = 1
+            west: i64 = wrapped((wp & _NOT_A64) << 7)
+            east: i64 = wrapped((wp & _NOT_H64) << 9)
+            king_att = king_wk
         else:
             own = occ_b
             own_pawns = bp
             area = ~(occ_b | w_pawn_attacks)
             zone = _ZONE64[wk]
             sign = -1
+            west = (bp >> 9) & _NOT_H64
+            east = (bp >> 7) & _NOT_A64
+            king_att = king_bk
+        # Squares attacked at least once and at least twice, built piece by piece.
+        once: i64 = west | east | king_att
+        twice: i64 = (west & east) | ((west | east) & king_att)
+        units: i64 = 0
         n_count: i64 = 0
         b_count: i64 = 0
         r_count: i64 = 0
         q_count: i64 = 0
-        minor_att: i64 = 0
+        knight_att: i64 = 0
+        bishop_att: i64 = 0
         rook_att: i64 = 0
         queen_att: i64 = 0
         hitters: i64 = 0
@@ -532,39 +652,48 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
         while bb:
             sq = lsb_square[((bb & -bb) * DEBRUIJN >> 58) & 63]
             bb ^= square_bb[sq]
-            a: i64 = knight_att[sq]
-            minor_att |= a
+            a: i64 = knight_table[sq]
+            knight_att |= a
+            twice |= once & a
+            once |= a
             n_count += popcount(a & area)
             phase += 1
             a &= zone
             if a:
                 hitters += 1
                 hits += popcount(a)
+                units += DANGER_KNIGHT
         bb = bishops & own
         bishop_number: i64 = 0
         while bb:
             sq = lsb_square[((bb & -bb) * DEBRUIJN >> 58) & 63]
             bb ^= square_bb[sq]
             a = bishop_attacks(sq, occ)
-            minor_att |= a
+            bishop_att |= a
+            twice |= once & a
+            once |= a
             b_count += popcount(a & area)
             bishop_number += 1
             a &= zone
             if a:
                 hitters += 1
                 hits += popcount(a)
+                units += DANGER_BISHOP
         bb = rooks & own
         while bb:
             sq = lsb_square[((bb & -bb) * DEBRUIJN >> 58) & 63]
             bb ^= square_bb[sq]
             a = rook_attacks(sq, occ)
             rook_att |= a
+            twice |= once & a
+            once |= a
             r_count += popcount(a & area)
             phase += 2
             a &= zone
             if a:
                 hitters += 1
                 hits += popcount(a)
+                units += DANGER_ROOK
             f: i64 = file_of[sq]
             if not pawns & f:
                 opened += 1
@@ -576,16 +705,22 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
             bb ^= square_bb[sq]
             a = queen_attacks(sq, occ)
             queen_att |= a
+            twice |= once & a
+            once |= a
             q_count += popcount(a & area)
             phase += 4
             a &= zone
             if a:
                 hitters += 1
                 hits += popcount(a)
+                units += DANGER_QUEEN
+        units += DANGER_ZONE_ATTACK * hits
         if white:
-            w_all, w_minor, w_rook = minor_att | rook_att | queen_att, minor_att, rook_att
+            w_all, w_twice, w_units = once, twice, units
+            w_knight, w_bishop, w_rook, w_queen = knight_att, bishop_att, rook_att, queen_att
         else:
-            b_all, b_minor, b_rook = minor_att | rook_att | queen_att, minor_att, rook_att
+            b_all, b_twice, b_units = once, twice, units
+            b_knight, b_bishop, b_rook, b_queen = knight_att, bishop_att, rook_att, queen_att
         phase += bishop_number
         if bishop_number >= 2:
             bishop_pairs += sign
@@ -608,11 +743,47 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
         + t.king_attackers * attackers
         + t.king_zone_attacks * zone_attacks
     )
+    # King danger: on white's king minus on black's, each only while the attacker has a queen.
+    danger: i64 = 0
+    if queens & occ_b:
+        danger = _king_danger(
+            wk,
+            occ,
+            occ_b,
+            b_knight,
+            b_bishop,
+            b_rook,
+            b_queen,
+            b_all,
+            b_twice,
+            b_units,
+            w_all,
+            w_twice,
+            w_queen,
+            w_knight,
+        )
+    if queens & occ_w:
+        danger -= _king_danger(
+            bk,
+            occ,
+            occ_w,
+            w_knight,
+            w_bishop,
+            w_rook,
+            w_queen,
+            w_all,
+            w_twice,
+            w_units,
+            b_all,
+            b_twice,
+            b_queen,
+            b_knight,
+        )
+    if danger:
+        score += t.king_danger * danger
     # Threats: white's on black's pieces minus black's on white's.
-    king_wk: i64 = KING_ATTACKS[wk]
-    king_bk: i64 = KING_ATTACKS[bk]
-    w_all |= w_pawn_attacks | king_wk
-    b_all |= b_pawn_attacks | king_bk
+    w_minor = w_knight | w_bishop
+    b_minor = b_knight | b_bishop
     pieces = knights | bishops | rooks | queens
     majors = rooks | queens
     unguarded_b = occ_b & ~kings & ~b_all

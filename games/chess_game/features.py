@@ -13,6 +13,15 @@ from typing import Final
 import chess
 
 from games.chess_game.evaluation import (
+    DANGER_BASE,
+    DANGER_KNIGHT_GUARD,
+    DANGER_SAFE_CHECK,
+    DANGER_SHIFT,
+    DANGER_THRESHOLD,
+    DANGER_UNITS,
+    DANGER_UNSAFE_CHECK,
+    DANGER_WEAK_ZONE,
+    DANGER_ZONE_ATTACK,
     PASSED_RANKS,
     PHASE_MAX,
     PIECE_LETTERS,
@@ -185,6 +194,73 @@ def _count_king_safety(board: chess.Board, color: chess.Color, counts: dict[str,
                 zone_attacks += len(hit)
     counts["king.attackers"] = attackers
     counts["king.zone_attacks"] = zone_attacks
+    counts["king.danger"] = _king_danger(board, color)
+
+
+def _king_danger(board: chess.Board, color: chess.Color) -> int:
+    """Stockfish classical's king danger on ``color``'s king, squared and scaled down (the
+    units and why: :mod:`games.chess_game.evaluation`); 0 while the enemy has no queen."""
+    them = not color
+    if not board.pieces(chess.QUEEN, them):
+        return 0
+    king = board.king(color)
+    assert king is not None, "evaluation needs both kings"
+    zone = board.attacks(king) | chess.SquareSet.from_square(king)
+
+    def attacks_by(side: chess.Color, piece_type: chess.PieceType) -> chess.SquareSet:
+        squares = chess.SquareSet()
+        for square in board.pieces(piece_type, side):
+            squares |= board.attacks(square)
+        return squares
+
+    def attacked(side: chess.Color, times: int) -> chess.SquareSet:
+        return chess.SquareSet(
+            square for square in chess.SQUARES if len(board.attackers(side, square)) >= times
+        )
+
+    their = {piece_type: attacks_by(them, piece_type) for piece_type in _MOBILE}
+    their_all, their_twice = attacked(them, 1), attacked(them, 2)
+    our_all, our_twice = attacked(color, 1), attacked(color, 2)
+    our_king = board.attacks(king)
+    our_queens = attacks_by(color, chess.QUEEN)
+    weak = their_all & ~our_twice & (~our_all | our_king | our_queens)
+    safe = ~chess.SquareSet(board.occupied_co[them]) & (~our_all | (weak & their_twice))
+    danger = DANGER_BASE + DANGER_WEAK_ZONE * len(zone & weak)
+    for piece_type in _MOBILE:
+        for square in board.pieces(piece_type, them):
+            hit = board.attacks(square) & zone
+            if hit:
+                danger += DANGER_UNITS[piece_type] + DANGER_ZONE_ATTACK * len(hit)
+    occupied = board.occupied
+    rook_rays = chess.SquareSet(
+        chess.BB_RANK_ATTACKS[king][chess.BB_RANK_MASKS[king] & occupied]
+        | chess.BB_FILE_ATTACKS[king][chess.BB_FILE_MASKS[king] & occupied]
+    )
+    bishop_rays = chess.SquareSet(chess.BB_DIAG_ATTACKS[king][chess.BB_DIAG_MASKS[king] & occupied])
+    knight_rays = chess.SquareSet(chess.BB_KNIGHT_ATTACKS[king])
+    unsafe = chess.SquareSet()
+    rook_checks = rook_rays & safe & their[chess.ROOK]
+    if rook_checks:
+        danger += DANGER_SAFE_CHECK[chess.ROOK]
+    else:
+        unsafe |= rook_rays & their[chess.ROOK]
+    queen_checks = (rook_rays | bishop_rays) & their[chess.QUEEN] & safe - our_queens - rook_checks
+    if queen_checks:
+        danger += DANGER_SAFE_CHECK[chess.QUEEN]
+    bishop_checks = bishop_rays & their[chess.BISHOP] & safe - queen_checks
+    if bishop_checks:
+        danger += DANGER_SAFE_CHECK[chess.BISHOP]
+    else:
+        unsafe |= bishop_rays & their[chess.BISHOP]
+    knight_checks = knight_rays & their[chess.KNIGHT]
+    if knight_checks & safe:
+        danger += DANGER_SAFE_CHECK[chess.KNIGHT]
+    else:
+        unsafe |= knight_checks
+    danger += DANGER_UNSAFE_CHECK * len(unsafe)
+    if attacks_by(color, chess.KNIGHT) & our_king:
+        danger -= DANGER_KNIGHT_GUARD
+    return danger * danger >> DANGER_SHIFT if danger > DANGER_THRESHOLD else 0
 
 
 def _count_rooks_and_bishops(

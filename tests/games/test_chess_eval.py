@@ -255,7 +255,7 @@ def all_feature_names() -> set[str]:
         names |= {f"rook.{phase}.open_file", f"rook.{phase}.semi_open_file"}
         names |= {f"threats.{phase}.{t}" for t in ("pawn", "minor", "rook", "hanging")}
     names |= {f"king.mg.{t}" for t in ("shield1", "shield2", "open_file", "attackers")}
-    names.add("king.mg.zone_attacks")
+    names |= {"king.mg.zone_attacks", "king.mg.danger"}
     return names
 
 
@@ -382,6 +382,8 @@ def test_king_safety_and_mobility_counts() -> None:
         "king.shield2": 1,
         "king.attackers": 2,
         "king.zone_attacks": 2,
+        # 37 + 81 + 10 + 69·2 (attacks) + 185·2 (g2 and f2 weak) + 792 (a safe Ne2+):
+        "king.danger": 1428**2 >> 13,
     }
     assert counts(fen, chess.BLACK) == {
         "material.P": 2,
@@ -450,6 +452,28 @@ def test_rook_files_bishop_pair_and_piece_mobility() -> None:
     assert black["rook.semi_open_file"] == 1
     assert (black["king.attackers"], black["king.zone_attacks"]) == (1, 2)
     assert "bishop_pair" not in black
+
+
+def test_king_danger_counts_stockfish_units_and_squares_them() -> None:
+    """Black's queen hits f2 beside white's king (10 + 69 a zone square), f2 is guarded by
+    the king alone (weak: 185), and Qd1 is a safe check (772); with the constant 37 that is
+    1073 units, and the feature is 1073² >> 13 = 140.  White has no queen: black's king is
+    in no danger.
+
+        . . . . . . k .
+        . . . . . p p p
+        . . . . . . . .
+        . . . . . . . .
+        . . . q . . . .
+        . . . . . . . .
+        . . . . . P P P
+        . . . . . . K .
+    """
+    fen = "6k1/5ppp/8/8/3q4/8/5PPP/6K1 w - - 0 1"
+    assert counts(fen, chess.WHITE)["king.danger"] == 140
+    assert "king.danger" not in counts(fen, chess.BLACK)  # a count of 0 is left out
+    guarded = "6k1/5ppp/8/8/3q4/8/5PPP/4R1K1 w - - 0 1"  # the rook shuts the rank
+    assert counts(guarded, chess.WHITE)["king.danger"] == (37 + 185 + 79) ** 2 >> 13
 
 
 def test_absurd_weights_stay_out_of_the_mate_range() -> None:

@@ -79,7 +79,7 @@ def test_chess_declares_its_shipped_table() -> None:
     weights = get_variant("chess").weights
     assert weights is not None
     assert weights.shipped() is default_evaluator()
-    assert len(weights.shipped().weights) == 798  # 786, 8 threat weights, 4 king-race
+    assert len(weights.shipped().weights) == 799  # 786, 8 threat weights, 4 king-race, king danger
     assert weights.shipped().weights["material.mg.N"] == 320
 
 
