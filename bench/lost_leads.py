@@ -54,6 +54,21 @@ def opposite_bishops(board: chess.Board) -> bool:
     )
 
 
+def player_outcome(game: chess.pgn.Game, name: str) -> tuple[chess.Color, str] | None:
+    """The player's colour and "won", "drawn" or "lost"; ``None`` if it did not play this
+    game or the game has no result."""
+    headers = game.headers
+    if name not in (headers.get("White"), headers.get("Black")):
+        return None
+    side = chess.WHITE if headers.get("White") == name else chess.BLACK
+    result = headers.get("Result", "*")
+    if result == "1/2-1/2":
+        return side, "drawn"
+    if result in ("1-0", "0-1"):
+        return side, "won" if (result == "1-0") == (side == chess.WHITE) else "lost"
+    return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pgn", type=Path)
@@ -65,16 +80,10 @@ def main() -> None:
     endings: list[str] = []
     with args.pgn.open() as handle:
         while (game := chess.pgn.read_game(handle)) is not None:
-            if args.name not in (game.headers.get("White"), game.headers.get("Black")):
+            played = player_outcome(game, args.name)
+            if played is None:
                 continue
-            side = chess.WHITE if game.headers.get("White") == args.name else chess.BLACK
-            result = game.headers.get("Result", "*")
-            if result == "1/2-1/2":
-                outcome = "drawn"
-            elif result in ("1-0", "0-1"):
-                outcome = "won" if (result == "1-0") == (side == chess.WHITE) else "lost"
-            else:
-                continue
+            side, outcome = played
             outcomes[outcome] += 1
             best = -float("inf")
             for node in game.mainline():

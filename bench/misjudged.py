@@ -31,7 +31,7 @@ import chess.engine
 import chess.pgn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lost_leads import own_score
+from lost_leads import own_score, player_outcome
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -46,37 +46,27 @@ class Misjudged:
     """The player's own score there, in pawns."""
 
 
-def lost_by(game: chess.pgn.Game, name: str) -> chess.Color | None:
-    """The player's colour if it lost this game, else ``None``."""
-    result = game.headers.get("Result", "*")
-    if game.headers.get("White") == name and result == "0-1":
-        return chess.WHITE
-    if game.headers.get("Black") == name and result == "1-0":
-        return chess.BLACK
-    return None
-
-
 def misjudged(pgn: Path, name: str, gap: float) -> Iterator[Misjudged]:
     with pgn.open() as handle:
         number = 0
         while (game := chess.pgn.read_game(handle)) is not None:
             number += 1
-            side = lost_by(game, name)
-            if side is None:
+            played = player_outcome(game, name)
+            if played is None or played[1] != "lost":
                 continue
+            side = played[0]
             claim: float | None = None
+            board = game.board()  # before each move: one board played along, not replayed
             for node in game.mainline():
-                board = node.parent.board() if node.parent is not None else None
                 score = own_score(node.comment)
-                if board is None or score is None:
-                    continue
-                if board.turn != side:
+                if score is not None and board.turn != side:
                     claim = score
-                    continue
-                middlegame = board.queens | board.rooks
-                if claim is not None and claim >= gap and score >= -0.5 and middlegame:
-                    yield Misjudged(number, board, score)
-                    break
+                elif score is not None and claim is not None and claim >= gap and score >= -0.5:
+                    middlegame = board.queens | board.rooks
+                    if middlegame:
+                        yield Misjudged(number, board.copy(stack=False), score)
+                        break
+                board.push(node.move)
 
 
 def main() -> None:
