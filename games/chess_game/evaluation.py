@@ -48,6 +48,7 @@ __all__ = [
     "DANGER_ZONE_ATTACK",
     "EVAL_SLOT_MASK",
     "EVAL_STORED",
+    "MOBILITY_COUNTS",
     "PASSED_RANKS",
     "PHASE_MAX",
     "PIECE_LETTERS",
@@ -95,6 +96,8 @@ _HALF: Final = 1 << (_SHIFT - 1)
 PIECE_LETTERS: Final = ("", "P", "N", "B", "R", "Q", "K")
 """The letter of each piece type in feature names (``material.mg.N``)."""
 PASSED_RANKS: Final = range(2, 8)
+MOBILITY_COUNTS: Final = {"N": range(9), "B": range(14), "R": range(15), "Q": range(28)}
+"""The mobility counts a piece of each type can have (``mobility.N.0`` .. ``mobility.N.8``)."""
 """The relative ranks a passed pawn has a feature for (``passed.r2`` .. ``passed.r7``)."""
 
 
@@ -118,6 +121,8 @@ _ZONE64: Final = signed_table(
 )
 _NOT_A64: Final = signed(_NOT_A)
 _NOT_H64: Final = signed(_NOT_H)
+_LOW_RANKS_W64: Final = signed(chess.BB_RANK_2 | chess.BB_RANK_3)
+_LOW_RANKS_B64: Final = signed(chess.BB_RANK_6 | chess.BB_RANK_7)
 _FILE_OF64: Final = signed_table([chess.BB_FILES[sq & 7] for sq in chess.SQUARES])
 _FILE_A64: Final = signed(chess.BB_FILE_A)
 _FILE_H64: Final = signed(chess.BB_FILE_H)
@@ -288,10 +293,11 @@ class EvalTables:
         for white (a native array: the adapter reads it at every move, where nested tuples
         cost two lookups and an unboxing)."""
 
-        self.mob_n = both("mobility.N")
-        self.mob_b = both("mobility.B")
-        self.mob_r = both("mobility.R")
-        self.mob_q = both("mobility.Q")
+        self.mob_n = vec[i64]([both(f"mobility.N.{k}") for k in MOBILITY_COUNTS["N"]])
+        self.mob_b = vec[i64]([both(f"mobility.B.{k}") for k in MOBILITY_COUNTS["B"]])
+        self.mob_r = vec[i64]([both(f"mobility.R.{k}") for k in MOBILITY_COUNTS["R"]])
+        self.mob_q = vec[i64]([both(f"mobility.Q.{k}") for k in MOBILITY_COUNTS["Q"]])
+        """A piece's value by the squares it reaches in its mobility area (0 to the most)."""
         self.doubled = both("pawns.doubled")
         self.isolated = both("pawns.isolated")
         self.backward = both("pawns.backward")
@@ -580,10 +586,11 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
     knight_table = KNIGHT_ATTACKS
     file_of = _FILE_OF64
 
-    mob_n: i64 = 0
-    mob_b: i64 = 0
-    mob_r: i64 = 0
-    mob_q: i64 = 0
+    mobility: i64 = 0  # packed, white's minus black's
+    mob_n = t.mob_n
+    mob_b = t.mob_b
+    mob_r = t.mob_r
+    mob_q = t.mob_q
     rook_open: i64 = 0
     rook_semi: i64 = 0
     attackers: i64 = 0  # on white's king minus on black's king
@@ -617,7 +624,12 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
         if white:
             own = occ_w
             own_pawns = wp
-            area = ~(occ_w | b_pawn_attacks)
+            # Stockfish's mobility area: not the own king and queens, nor the own pawns that
+            # are blocked or still on ranks 2-3, nor the squares enemy pawns attack.  The
+            # shift's sign bits land on rank 8, where no pawn stands.
+            area = ~(
+                (occ_w & (kings | queens)) | (wp & (_LOW_RANKS_W64 | (occ >> 8))) | b_pawn_attacks
+            )
             zone: i64 = _ZONE64[bk]
             sign: i64 = 1
             west: i64 = wrapped((wp & _NOT_A64) << 7)
@@ -626,7 +638,11 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
         else:
             own = occ_b
             own_pawns = bp
-            area = ~(occ_b | w_pawn_attacks)
+            area = ~(
+                (occ_b & (kings | queens))
+                | (bp & (_LOW_RANKS_B64 | ((occ & _LOW48) << 8)))
+                | w_pawn_attacks
+            )
             zone = _ZONE64[wk]
             sign = -1
             west = (bp >> 9) & _NOT_H64
@@ -636,10 +652,6 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
         once: i64 = west | east | king_att
         twice: i64 = (west & east) | ((west | east) & king_att)
         units: i64 = 0
-        n_count: i64 = 0
-        b_count: i64 = 0
-        r_count: i64 = 0
-        q_count: i64 = 0
         knight_att: i64 = 0
         bishop_att: i64 = 0
         rook_att: i64 = 0
@@ -656,7 +668,7 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
             knight_att |= a
             twice |= once & a
             once |= a
-            n_count += popcount(a & area)
+            mobility += sign * mob_n[popcount(a & area)]
             phase += 1
             a &= zone
             if a:
@@ -672,7 +684,7 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
             bishop_att |= a
             twice |= once & a
             once |= a
-            b_count += popcount(a & area)
+            mobility += sign * mob_b[popcount(a & area)]
             bishop_number += 1
             a &= zone
             if a:
@@ -687,7 +699,7 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
             rook_att |= a
             twice |= once & a
             once |= a
-            r_count += popcount(a & area)
+            mobility += sign * mob_r[popcount(a & area)]
             phase += 2
             a &= zone
             if a:
@@ -707,7 +719,7 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
             queen_att |= a
             twice |= once & a
             once |= a
-            q_count += popcount(a & area)
+            mobility += sign * mob_q[popcount(a & area)]
             phase += 4
             a &= zone
             if a:
@@ -724,20 +736,13 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
         phase += bishop_number
         if bishop_number >= 2:
             bishop_pairs += sign
-        mob_n += sign * n_count
-        mob_b += sign * b_count
-        mob_r += sign * r_count
-        mob_q += sign * q_count
         rook_open += sign * opened
         rook_semi += sign * semi
         attackers -= sign * hitters
         zone_attacks -= sign * hits
 
     score += (
-        t.mob_n * mob_n
-        + t.mob_b * mob_b
-        + t.mob_r * mob_r
-        + t.mob_q * mob_q
+        mobility
         + t.rook_open * rook_open
         + t.rook_semi * rook_semi
         + t.king_attackers * attackers

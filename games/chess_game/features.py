@@ -51,6 +51,8 @@ _GROUP_ORDER: Final = {
     )
 }
 _MG_ONLY: Final = frozenset({"king"})
+_SPARSE: Final = frozenset({"psqt", "mobility"})
+"""Groups of one-hot features (a square, a count), most of them zero in any position."""
 _FILES: Final = 8
 _PAIR: Final = 2
 _KING_RACE_FROM_RANK: Final = 3
@@ -108,16 +110,31 @@ def _count_material_and_squares(
 
 
 def _count_mobility(board: chess.Board, color: chess.Color, counts: dict[str, int]) -> None:
-    """Squares each piece attacks that hold no own piece and no enemy pawn attacks."""
-    own = chess.SquareSet(board.occupied_co[color])
+    """Each piece by the number of squares it attacks in its side's mobility area
+    (``mobility.N.3``: the knights that reach three): Stockfish's area, every square but
+    the own king and queens, the own pawns that are blocked or not yet past the third rank,
+    and the squares enemy pawns attack."""
     enemy_pawn_attacks = chess.SquareSet()
     for square in board.pieces(chess.PAWN, not color):
         enemy_pawn_attacks |= board.attacks(square)
+    own_pawns = board.pieces(chess.PAWN, color)
+    low_ranks = chess.BB_RANK_2 | chess.BB_RANK_3 if color else chess.BB_RANK_7 | chess.BB_RANK_6
+    stuck = chess.SquareSet(
+        square
+        for square in own_pawns
+        if chess.BB_SQUARES[square] & low_ranks
+        or board.piece_at(square + (8 if color else -8)) is not None
+    )
+    excluded = (
+        board.pieces(chess.KING, color)
+        | board.pieces(chess.QUEEN, color)
+        | stuck
+        | enemy_pawn_attacks
+    )
     for piece_type in _MOBILE:
-        total = 0
         for square in board.pieces(piece_type, color):
-            total += len(board.attacks(square) - own - enemy_pawn_attacks)
-        counts[f"mobility.{PIECE_LETTERS[piece_type]}"] = total
+            name = f"mobility.{PIECE_LETTERS[piece_type]}.{len(board.attacks(square) - excluded)}"
+            counts[name] = counts.get(name, 0) + 1
 
 
 def _count_pawns(board: chess.Board, color: chess.Color, counts: dict[str, int]) -> None:
@@ -324,7 +341,7 @@ def features(board: chess.Board) -> dict[str, float]:
     for name in names:
         raw = sign * (white.get(name, 0) - black.get(name, 0))
         group, _, rest = name.partition(".")
-        if group == "psqt" and raw == 0:
+        if group in _SPARSE and raw == 0:
             continue
         suffix = f".{rest}" if rest else ""
         values[f"{group}.mg{suffix}"] = raw * taper / TAPER_MAX

@@ -18,7 +18,7 @@ from games.chess_game import (
     evaluation,
     from_fen,
 )
-from games.chess_game.evaluation import TAPER, TAPER_MAX
+from games.chess_game.evaluation import MOBILITY_COUNTS, TAPER, TAPER_MAX
 from games.chess_game.features import game_phase, side_counts
 from tests.support.paths import DATA
 
@@ -159,7 +159,7 @@ def test_halves_round_to_even_in_both_routes() -> None:
 def test_fractional_weights_fall_back_to_the_dictionary() -> None:
     weights = dict(default_evaluator().weights)
     weights["tempo"] = 10.5
-    weights["mobility.mg.N"] = 3.25
+    weights["mobility.mg.N.4"] = 3.25
     evaluator = LinearEvaluator(weights)
     for board in RANDOM[:40]:
         game = ChessGame(board, evaluator=evaluator)
@@ -245,8 +245,8 @@ def all_feature_names() -> set[str]:
                 if letter == "P" and chess.square_rank(square) in (0, 7):
                     continue
                 names.add(f"psqt.{phase}.{letter}.{chess.SQUARE_NAMES[square]}")
-        for letter in "NBRQ":
-            names.add(f"mobility.{phase}.{letter}")
+        for letter, counts in MOBILITY_COUNTS.items():
+            names |= {f"mobility.{phase}.{letter}.{k}" for k in counts}
         for term in ("doubled", "isolated", "backward", "connected"):
             names.add(f"pawns.{phase}.{term}")
         for rank in range(2, 8):
@@ -363,7 +363,9 @@ def test_backward_and_protected_pawns() -> None:
 
 def test_king_safety_and_mobility_counts() -> None:
     """The knight on f4 hits g2 and the queen on h4 hits f2, both in white's king zone; h3 is
-    guarded by g2, g3 by f2, g4 by h3, so the black pieces have 7 safe squares each.
+    guarded by g2, g3 by f2, g4 by h3, so the knight has 7 squares in its mobility area and the
+    queen 8 (the f4 knight's square counts: a piece the queen defends; the h7 pawn's does not:
+    a pawn on its own second rank is out of the area).
 
         . . . . . . k .
         . . . . . p . p
@@ -389,8 +391,8 @@ def test_king_safety_and_mobility_counts() -> None:
         "material.P": 2,
         "material.N": 1,
         "material.Q": 1,
-        "mobility.N": 7,
-        "mobility.Q": 7,
+        "mobility.N.7": 1,
+        "mobility.Q.8": 1,
         "pawns.isolated": 2,
         "king.shield1": 2,
         "king.open_file": 1,
@@ -430,7 +432,9 @@ def test_threat_counts() -> None:
 
 def test_rook_files_bishop_pair_and_piece_mobility() -> None:
     """White's rook has the open d-file (and hits d7, d8 beside the black king); black's rook
-    the half-open c-file.  The cornered knight reaches two squares.
+    the half-open c-file.  The cornered knight reaches two squares, the c1 bishop seven, the f1
+    bishop five (with the c4 pawn's square: a pawn free to advance stays in the mobility
+    area), the rook eight (with the c1 bishop's square, not the king's).
 
         . . r . k . . .
         . . . . . . . .
@@ -443,9 +447,12 @@ def test_rook_files_bishop_pair_and_piece_mobility() -> None:
     """
     fen = "2r1k3/8/8/8/2P5/8/8/N1BRKB2 w - - 0 1"
     white = counts(fen, chess.WHITE)
-    assert white["mobility.N"] == 2
-    assert white["mobility.B"] == 11
-    assert white["mobility.R"] == 7
+    assert {k: v for k, v in white.items() if k.startswith("mobility.")} == {
+        "mobility.N.2": 1,
+        "mobility.B.7": 1,
+        "mobility.B.5": 1,
+        "mobility.R.8": 1,
+    }
     assert white["rook.open_file"] == 1
     assert white["bishop_pair"] == 1
     black = counts(fen, chess.BLACK)

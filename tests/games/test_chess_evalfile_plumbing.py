@@ -79,7 +79,8 @@ def test_chess_declares_its_shipped_table() -> None:
     weights = get_variant("chess").weights
     assert weights is not None
     assert weights.shipped() is default_evaluator()
-    assert len(weights.shipped().weights) == 799  # 786, 8 threat weights, 4 king-race, king danger
+    # 786, 8 threat weights, 4 king-race, king danger; mobility by count: 132 for 8 linear
+    assert len(weights.shipped().weights) == 923
     assert weights.shipped().weights["material.mg.N"] == 320
 
 
