@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 
 import chess
 import pytest
@@ -20,7 +22,7 @@ from games.chess_game import (
 )
 from games.chess_game.evaluation import MOBILITY_COUNTS, TAPER, TAPER_MAX
 from games.chess_game.features import game_phase, side_counts
-from tests.support.paths import DATA
+from tests.support.paths import DATA, REPO
 
 CHESS_DATA = DATA / "chess"
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
@@ -502,3 +504,23 @@ def test_pawn_flip_equals_python_chess_s_flip_vertical() -> None:
     boards += [rng.getrandbits(64) & pawn_ranks for _ in range(200)]
     for bb in boards:
         assert evaluation._flip_ranks_2_to_7(bb >> 8) == chess.flip_vertical(bb) >> 8
+
+
+def test_shipped_mobility_tables_are_the_scripts() -> None:
+    """The tables in the weights file are what ``scripts/mobility_tables.py`` computes from
+    Stockfish's and the sample positions (rerun it after changing the area or the samples)."""
+    script = REPO / "scripts" / "mobility_tables.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--check"], capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "the same"), done.stderr
+
+
+def test_mobility_tables_are_concave_where_stockfish_is() -> None:
+    """The first squares are worth the most: a knight's second square gains more than its
+    eighth, and a rook shut in for the endgame costs more than a pawn against an active one."""
+    weights = default_evaluator().weights
+    knight = [weights[f"mobility.mg.N.{k}"] for k in MOBILITY_COUNTS["N"]]
+    assert knight[2] - knight[1] > knight[8] - knight[7] > 0
+    rook_eg = [weights[f"mobility.eg.R.{k}"] for k in MOBILITY_COUNTS["R"]]
+    assert rook_eg[10] - rook_eg[0] > weights["material.eg.P"]
