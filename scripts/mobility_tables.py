@@ -8,8 +8,10 @@ its mobility area) is Stockfish 11 classical's ``MobilityBonus`` in our units (i
 pawn is 128 to our 67, its endgame pawn 213 to our 97), plus one constant per piece type and
 phase: the constant that keeps the table's mean over the sample positions (the STS suite and
 the UHO openings of ``../shared/data/chess``, each piece weighted by its phase's share) equal
-to the mean of the linear term it replaces (``--old-mg N``...: the old weight per square,
-counted in the old area, own pieces excluded).  So a piece's average worth, which the
+to the mean of the linear term it replaces (:data:`OLD_LINEAR`: the old weight per square,
+counted in the old area, own pieces excluded).  A Texel fit that frees the mobility weights
+leaves the file unlike this script's (``--check`` then says so): freeze the ``mobility``
+group, or ship the fit and drop the check.  So a piece's average worth, which the
 material and square weights were fitted around, stays; only the shape is Stockfish's.  Why:
 docs/evaluation.md, *Mobility*.  ``--check`` exits 1 when the file's tables differ from what
 the script computes (nothing is random: the same data give the same numbers).
@@ -24,13 +26,13 @@ from pathlib import Path
 
 import chess
 
-HERE = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(HERE))
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
 
 from games.chess_game.evaluation import MOBILITY_COUNTS, TAPER, TAPER_MAX  # noqa: E402
-from games.chess_game.features import game_phase, side_counts  # noqa: E402
+from games.chess_game.features import game_phase, mobility_counts  # noqa: E402
 
-DATA = HERE.parent / "shared" / "data" / "chess"
+DATA = REPO.parent / "shared" / "data" / "chess"
 SAMPLES = (
     DATA / "suites" / "STS1-STS15_LAN_v3.epd",
     DATA / "openings" / "UHO_4060_v4_every48th.epd",
@@ -87,16 +89,13 @@ def tables() -> dict[str, int]:
             share = {"mg": TAPER[game_phase(board)] / TAPER_MAX}
             share["eg"] = 1 - share["mg"]
             for color in chess.COLORS:
-                counts = side_counts(board, color)
+                counts = mobility_counts(board, color)
                 for letter, old_counts in _old_counts(board, color).items():
                     for phase, weight in share.items():
                         pieces[phase][letter] += weight * len(old_counts)
                         old[phase][letter] += weight * OLD_LINEAR[phase][letter] * sum(old_counts)
                 for name, n in counts.items():
-                    group, _, rest = name.partition(".")
-                    if group != "mobility":
-                        continue
-                    letter, _, k = rest.partition(".")
+                    letter, _, k = name.removeprefix("mobility.").partition(".")
                     for phase, weight in share.items():
                         index = 0 if phase == "mg" else 1
                         value = SCALE[phase] * STOCKFISH_11[letter][int(k)][index]
@@ -115,7 +114,7 @@ def tables() -> dict[str, int]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--weights", type=Path, default=HERE / "games" / "data" / "chess_weights.json"
+        "--weights", type=Path, default=REPO / "games" / "data" / "chess_weights.json"
     )
     parser.add_argument("--check", action="store_true", help="compare, do not write")
     args = parser.parse_args()

@@ -96,9 +96,9 @@ _HALF: Final = 1 << (_SHIFT - 1)
 PIECE_LETTERS: Final = ("", "P", "N", "B", "R", "Q", "K")
 """The letter of each piece type in feature names (``material.mg.N``)."""
 PASSED_RANKS: Final = range(2, 8)
+"""The relative ranks a passed pawn has a feature for (``passed.r2`` .. ``passed.r7``)."""
 MOBILITY_COUNTS: Final = {"N": range(9), "B": range(14), "R": range(15), "Q": range(28)}
 """The mobility counts a piece of each type can have (``mobility.N.0`` .. ``mobility.N.8``)."""
-"""The relative ranks a passed pawn has a feature for (``passed.r2`` .. ``passed.r7``)."""
 
 
 def pack(mg: int, eg: int) -> int:

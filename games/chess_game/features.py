@@ -30,7 +30,7 @@ from games.chess_game.evaluation import (
     known_draw,
 )
 
-__all__ = ["features", "game_phase", "side_counts"]
+__all__ = ["features", "game_phase", "mobility_counts", "side_counts"]
 
 _MOBILE: Final = (chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN)
 _PAWN_TERMS: Final = ("doubled", "isolated", "backward", "connected")
@@ -107,6 +107,13 @@ def _count_material_and_squares(
             rel = square if color == chess.WHITE else chess.square_mirror(square)
             name = f"psqt.{PIECE_LETTERS[piece_type]}.{chess.SQUARE_NAMES[rel]}"
             counts[name] = counts.get(name, 0) + 1
+
+
+def mobility_counts(board: chess.Board, color: chess.Color) -> dict[str, int]:
+    """The ``mobility.X.k`` counts of one side alone (what :func:`side_counts` has of them)."""
+    counts: dict[str, int] = {}
+    _count_mobility(board, color, counts)
+    return counts
 
 
 def _count_mobility(board: chess.Board, color: chess.Color, counts: dict[str, int]) -> None:
