@@ -122,6 +122,8 @@ _ZONE64: Final = signed_table(
 _NOT_A64: Final = signed(_NOT_A)
 _NOT_H64: Final = signed(_NOT_H)
 _LOW_RANKS_W64: Final = signed(chess.BB_RANK_2 | chess.BB_RANK_3)
+_RANK_3_64: Final = signed(chess.BB_RANK_3)
+_RANK_6_64: Final = signed(chess.BB_RANK_6)
 _LOW_RANKS_B64: Final = signed(chess.BB_RANK_6 | chess.BB_RANK_7)
 _FILE_OF64: Final = signed_table([chess.BB_FILES[sq & 7] for sq in chess.SQUARES])
 _FILE_A64: Final = signed(chess.BB_FILE_A)
@@ -258,9 +260,15 @@ class EvalTables:
         "rook_semi",
         "tempo",
         "threat_hanging",
+        "threat_king",
+        "threat_knight_on_queen",
         "threat_minor",
-        "threat_pawn",
+        "threat_pawn_push",
+        "threat_restricted",
         "threat_rook",
+        "threat_safe_pawn",
+        "threat_slider_on_queen",
+        "threat_weak_queen_protection",
     )
 
     def __init__(self, weights: Mapping[str, float]) -> None:
@@ -318,10 +326,21 @@ class EvalTables:
         self.rook_semi = both("rook.semi_open_file")
         self.bishop_pair = both("bishop_pair")
         self.tempo = weight("tempo")
-        self.threat_pawn = both("threats.pawn")
-        self.threat_minor = both("threats.minor")
-        self.threat_rook = both("threats.rook")
+        self.threat_minor = vec[i64](
+            [0] + [both(f"threats.minor.{PIECE_LETTERS[p]}") for p in range(1, 6)]
+        )
+        """By the victim's piece type (1 = pawn .. 5 = queen; 0 unused)."""
+        self.threat_rook = vec[i64](
+            [0] + [both(f"threats.rook.{PIECE_LETTERS[p]}") for p in range(1, 6)]
+        )
+        self.threat_king = both("threats.king")
         self.threat_hanging = both("threats.hanging")
+        self.threat_weak_queen_protection = both("threats.weak_queen_protection")
+        self.threat_restricted = both("threats.restricted")
+        self.threat_safe_pawn = both("threats.safe_pawn")
+        self.threat_pawn_push = both("threats.pawn_push")
+        self.threat_knight_on_queen = both("threats.knight_on_queen")
+        self.threat_slider_on_queen = both("threats.slider_on_queen")
         # The pawn cache: four parallel native arrays (white pawns, black pawns, both kings'
         # squares, score) that a slot hashed from the first three indexes.  A hit compares the
         # stored words with the position's, so the cache is exact; a miss overwrites.  A
@@ -539,6 +558,116 @@ def _king_danger(  # noqa: PLR0913, PLR0917 - a native call with the attack maps
     return (danger * danger) >> DANGER_SHIFT
 
 
+def _threats(  # noqa: PLR0913, PLR0917 - a native call with the attack maps in words
+    t: EvalTables,
+    boards: Bitboards,
+    them: i64,
+    our_pawns: i64,
+    our_pawn_att: i64,
+    their_pawn_att: i64,
+    our_all: i64,
+    our_twice: i64,
+    their_all: i64,
+    their_twice: i64,
+    our_knight: i64,
+    our_bishop: i64,
+    our_rook: i64,
+    their_queen_att: i64,
+    our_king_att: i64,
+    our_area: i64,
+    white: bool,
+) -> i64:
+    """Packed threats of one side (``our_*``) on the other's men (``them``), Stockfish 11
+    classical's ``threats()``: minors on defended or weak men and rooks on weak ones by the
+    victim's type, the king on a weak man, hanging men, weak men the queen alone guards,
+    squares both sides attack (restricted), safe pawns and safe pawn pushes hitting pieces,
+    and knights and sliders that can hit the lone enemy queen next.  Docs/evaluation.md has
+    the definitions."""
+    occ = boards.occupied
+    pawns = boards.pawns
+    kings = boards.kings
+    non_pawn = them & ~pawns
+    strongly = their_pawn_att | (their_twice & ~our_twice)
+    weak = them & ~kings & ~strongly & our_all
+    score: i64 = 0
+    targets = ((non_pawn & ~kings & strongly) | weak) & (our_knight | our_bishop)
+    while targets:
+        bit = targets & -targets
+        targets ^= bit
+        score += t.threat_minor[_piece_type(boards, bit)]
+    targets = weak & our_rook
+    while targets:
+        bit = targets & -targets
+        targets ^= bit
+        score += t.threat_rook[_piece_type(boards, bit)]
+    if weak:
+        if weak & our_king_att:
+            score += t.threat_king
+        hanging = weak & (~their_all | (non_pawn & our_twice))
+        if hanging:
+            score += t.threat_hanging * popcount(hanging)
+        protected = weak & their_queen_att
+        if protected:
+            score += t.threat_weak_queen_protection * popcount(protected)
+    restricted = their_all & ~strongly & our_all
+    if restricted:
+        score += t.threat_restricted * popcount(restricted)
+    safe = ~their_all | our_all
+    hits = _pawn_attacks(our_pawns & safe, white) & non_pawn
+    if hits:
+        score += t.threat_safe_pawn * popcount(hits)
+    empty = ~occ
+    # A push to the last rank attacks nothing: the pawns on the seventh are left out, so the
+    # shift stays below bit 56.
+    if white:
+        pushes = ((our_pawns & _LOW48) << 8) & empty
+        pushes |= ((pushes & _RANK_3_64) << 8) & empty
+    else:
+        pushes = (our_pawns >> 8) & empty
+        pushes |= ((pushes & _RANK_6_64) >> 8) & empty
+    pushes &= ~their_pawn_att & safe
+    hits = _pawn_attacks(pushes, white) & non_pawn
+    if hits:
+        score += t.threat_pawn_push * popcount(hits)
+    their_queens = boards.queens & them
+    if their_queens and not their_queens & (their_queens - 1):
+        queen = lsb(their_queens)
+        safe = our_area & ~strongly
+        hits = our_knight & KNIGHT_ATTACKS[queen] & safe
+        if hits:
+            score += t.threat_knight_on_queen * popcount(hits)
+        hits = (
+            ((our_bishop & bishop_attacks(queen, occ)) | (our_rook & rook_attacks(queen, occ)))
+            & safe
+            & our_twice
+        )
+        if hits:
+            score += t.threat_slider_on_queen * popcount(hits)
+    return score
+
+
+def _piece_type(boards: Bitboards, bit: i64) -> i64:
+    """The type (1 = pawn .. 6 = king) of the man on the square of the one-bit board ``bit``."""
+    if boards.pawns & bit:
+        return 1
+    if boards.knights & bit:
+        return 2
+    if boards.bishops & bit:
+        return 3
+    if boards.rooks & bit:
+        return 4
+    if boards.queens & bit:
+        return 5
+    return 6
+
+
+def _pawn_attacks(pawns: i64, white: bool) -> i64:
+    """The squares the pawns ``pawns`` of one side attack."""
+    if white:
+        return wrapped(((pawns & _NOT_H64) << 9) | ((pawns & _NOT_A64) << 7))
+    return ((pawns >> 7) & _NOT_A64) | ((pawns >> 9) & _NOT_H64)
+
+
 def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
     """The evaluation from the side to move's view, given the position's boards and the
     packed material + square sum.
@@ -610,6 +739,7 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
     w_rook: i64 = 0
     w_queen: i64 = 0
     w_units: i64 = 0
+    w_area: i64 = 0
     b_all: i64 = 0
     b_twice: i64 = 0
     b_knight: i64 = 0
@@ -617,6 +747,7 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
     b_rook: i64 = 0
     b_queen: i64 = 0
     b_units: i64 = 0
+    b_area: i64 = 0
     # White, then black, as a native loop: compiled, a loop over a tuple of two bools builds
     # the tuple and goes through Python's iterator protocol (400 instructions an evaluation).
     for side in range(2):
@@ -728,10 +859,10 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
                 units += DANGER_QUEEN
         units += DANGER_ZONE_ATTACK * hits
         if white:
-            w_all, w_twice, w_units = once, twice, units
+            w_all, w_twice, w_units, w_area = once, twice, units, area
             w_knight, w_bishop, w_rook, w_queen = knight_att, bishop_att, rook_att, queen_att
         else:
-            b_all, b_twice, b_units = once, twice, units
+            b_all, b_twice, b_units, b_area = once, twice, units, area
             b_knight, b_bishop, b_rook, b_queen = knight_att, bishop_att, rook_att, queen_att
         phase += bishop_number
         if bishop_number >= 2:
@@ -786,30 +917,44 @@ def evaluate_fast(boards: Bitboards, psq: i64, t: EvalTables) -> i64:
         )
     if danger:
         score += t.king_danger * danger
-    # Threats: white's on black's pieces minus black's on white's.
-    w_minor = w_knight | w_bishop
-    b_minor = b_knight | b_bishop
-    pieces = knights | bishops | rooks | queens
-    majors = rooks | queens
-    unguarded_b = occ_b & ~kings & ~b_all
-    unguarded_w = occ_w & ~kings & ~w_all
-    # Each pair of sets is usually empty: testing them before counting saves the calls.
-    on_b = w_pawn_attacks & occ_b & pieces
-    on_w = b_pawn_attacks & occ_w & pieces
-    if on_b | on_w:
-        score += t.threat_pawn * (popcount(on_b) - popcount(on_w))
-    on_b = w_minor & occ_b & majors
-    on_w = b_minor & occ_w & majors
-    if on_b | on_w:
-        score += t.threat_minor * (popcount(on_b) - popcount(on_w))
-    on_b = w_rook & occ_b & queens
-    on_w = b_rook & occ_w & queens
-    if on_b | on_w:
-        score += t.threat_rook * (popcount(on_b) - popcount(on_w))
-    on_b = w_all & unguarded_b
-    on_w = b_all & unguarded_w
-    if on_b | on_w:
-        score += t.threat_hanging * (popcount(on_b) - popcount(on_w))
+    # Threats: white's on black's men minus black's on white's.
+    score += _threats(
+        t,
+        boards,
+        occ_b,
+        wp,
+        w_pawn_attacks,
+        b_pawn_attacks,
+        w_all,
+        w_twice,
+        b_all,
+        b_twice,
+        w_knight,
+        w_bishop,
+        w_rook,
+        b_queen,
+        king_wk,
+        w_area,
+        True,
+    ) - _threats(
+        t,
+        boards,
+        occ_w,
+        bp,
+        b_pawn_attacks,
+        w_pawn_attacks,
+        b_all,
+        b_twice,
+        w_all,
+        w_twice,
+        b_knight,
+        b_bishop,
+        b_rook,
+        w_queen,
+        king_bk,
+        b_area,
+        False,
+    )
     score += t.bishop_pair * bishop_pairs
     # The taper on native words: a tagged int multiplied by a negative one takes mypyc's slow
     # path (Python longs, about 200 instructions), and divmod builds a tuple; TAPER_MAX is a

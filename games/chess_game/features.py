@@ -116,16 +116,14 @@ def mobility_counts(board: chess.Board, color: chess.Color) -> dict[str, int]:
     return counts
 
 
-def _count_mobility(board: chess.Board, color: chess.Color, counts: dict[str, int]) -> None:
-    """Each piece by the number of squares it attacks in its side's mobility area
-    (``mobility.N.3``: the knights that reach three): Stockfish's area, every square but
-    the own king and queens, the own pawns that are blocked or not yet past the third rank,
-    and the squares enemy pawns attack."""
-    enemy_pawn_attacks = chess.SquareSet()
-    for square in board.pieces(chess.PAWN, not color):
-        enemy_pawn_attacks |= board.attacks(square)
+def _mobility_area(board: chess.Board, color: chess.Color) -> chess.SquareSet:
+    """Stockfish's mobility area of ``color``: every square but the own king's and queens',
+    the own pawns' that are blocked or still on their second or third rank, and those enemy
+    pawns attack."""
     own_pawns = board.pieces(chess.PAWN, color)
-    low_ranks = chess.BB_RANK_2 | chess.BB_RANK_3 if color else chess.BB_RANK_7 | chess.BB_RANK_6
+    low_ranks = (
+        (chess.BB_RANK_2 | chess.BB_RANK_3) if color else (chess.BB_RANK_7 | chess.BB_RANK_6)
+    )
     stuck = chess.SquareSet(
         square
         for square in own_pawns
@@ -136,11 +134,18 @@ def _count_mobility(board: chess.Board, color: chess.Color, counts: dict[str, in
         board.pieces(chess.KING, color)
         | board.pieces(chess.QUEEN, color)
         | stuck
-        | enemy_pawn_attacks
+        | _attacks_by(board, not color, chess.PAWN)
     )
+    return ~excluded
+
+
+def _count_mobility(board: chess.Board, color: chess.Color, counts: dict[str, int]) -> None:
+    """Each piece by the number of squares it attacks in its side's mobility area
+    (``mobility.N.3``: the knights that reach three)."""
+    area = _mobility_area(board, color)
     for piece_type in _MOBILE:
         for square in board.pieces(piece_type, color):
-            name = f"mobility.{PIECE_LETTERS[piece_type]}.{len(board.attacks(square) - excluded)}"
+            name = f"mobility.{PIECE_LETTERS[piece_type]}.{len(board.attacks(square) & area)}"
             counts[name] = counts.get(name, 0) + 1
 
 
@@ -231,22 +236,11 @@ def _king_danger(board: chess.Board, color: chess.Color) -> int:
     assert king is not None, "evaluation needs both kings"
     zone = board.attacks(king) | chess.SquareSet.from_square(king)
 
-    def attacks_by(side: chess.Color, piece_type: chess.PieceType) -> chess.SquareSet:
-        squares = chess.SquareSet()
-        for square in board.pieces(piece_type, side):
-            squares |= board.attacks(square)
-        return squares
-
-    def attacked(side: chess.Color, times: int) -> chess.SquareSet:
-        return chess.SquareSet(
-            square for square in chess.SQUARES if len(board.attackers(side, square)) >= times
-        )
-
-    their = {piece_type: attacks_by(them, piece_type) for piece_type in _MOBILE}
-    their_all, their_twice = attacked(them, 1), attacked(them, 2)
-    our_all, our_twice = attacked(color, 1), attacked(color, 2)
+    their = {piece_type: _attacks_by(board, them, piece_type) for piece_type in _MOBILE}
+    their_all, their_twice = _attacked(board, them, 1), _attacked(board, them, 2)
+    our_all, our_twice = _attacked(board, color, 1), _attacked(board, color, 2)
     our_king = board.attacks(king)
-    our_queens = attacks_by(color, chess.QUEEN)
+    our_queens = _attacks_by(board, color, chess.QUEEN)
     weak = their_all & ~our_twice & (~our_all | our_king | our_queens)
     safe = ~chess.SquareSet(board.occupied_co[them]) & (~our_all | (weak & their_twice))
     danger = DANGER_BASE + DANGER_WEAK_ZONE * len(zone & weak)
@@ -282,7 +276,7 @@ def _king_danger(board: chess.Board, color: chess.Color) -> int:
     else:
         unsafe |= knight_checks
     danger += DANGER_UNSAFE_CHECK * len(unsafe)
-    if attacks_by(color, chess.KNIGHT) & our_king:
+    if _attacks_by(board, color, chess.KNIGHT) & our_king:
         danger -= DANGER_KNIGHT_GUARD
     return danger * danger >> DANGER_SHIFT if danger > DANGER_THRESHOLD else 0
 
@@ -305,31 +299,93 @@ def _count_rooks_and_bishops(
 
 
 def _count_threats(board: chess.Board, color: chess.Color, counts: dict[str, int]) -> None:
-    """Enemy pieces attacked by smaller ones, and enemy men attacked and undefended."""
+    """Stockfish 11 classical's threats of ``color`` on the enemy's men (the definitions:
+    docs/evaluation.md): minors hitting defended or weak men and rooks hitting weak ones by
+    the victim's type, the king hitting a weak man, hanging men, weak men only the queen
+    guards, restricted squares, safe pawns and safe pawn pushes hitting pieces, and knights
+    and sliders that can hit the lone enemy queen next move."""
+    them = not color
+    their_men = chess.SquareSet(board.occupied_co[them])
+    non_pawn = their_men - board.pieces(chess.PAWN, them)
+    kings = chess.SquareSet(board.kings)
+    our_all, our_twice = _attacked(board, color, 1), _attacked(board, color, 2)
+    their_all, their_twice = _attacked(board, them, 1), _attacked(board, them, 2)
+    strongly = _attacks_by(board, them, chess.PAWN) | (their_twice - our_twice)
+    weak = (their_men - kings - strongly) & our_all
+    minors = _attacks_by(board, color, chess.KNIGHT) | _attacks_by(board, color, chess.BISHOP)
+    rooks = _attacks_by(board, color, chess.ROOK)
 
-    def attacked_by(*types: chess.PieceType) -> chess.SquareSet:
-        squares = chess.SquareSet()
-        for piece_type in types:
-            for square in board.pieces(piece_type, color):
-                squares |= board.attacks(square)
-        return squares
+    def add(name: str, value: int) -> None:
+        if value:
+            counts[name] = counts.get(name, 0) + value
 
-    def enemy(*types: chess.PieceType) -> chess.SquareSet:
-        squares = chess.SquareSet()
-        for piece_type in types:
-            squares |= board.pieces(piece_type, not color)
-        return squares
+    for square in (((non_pawn - kings) & strongly) | weak) & minors:
+        add(f"threats.minor.{PIECE_LETTERS[board.piece_type_at(square) or 0]}", 1)
+    for square in weak & rooks:
+        add(f"threats.rook.{PIECE_LETTERS[board.piece_type_at(square) or 0]}", 1)
+    add("threats.king", int(bool(weak & board.attacks(_king(board, color)))))
+    add("threats.hanging", len(weak & (~their_all | (non_pawn & our_twice))))
+    add("threats.weak_queen_protection", len(weak & _attacks_by(board, them, chess.QUEEN)))
+    add("threats.restricted", len(their_all & ~strongly & our_all))
+    safe = ~their_all | our_all
+    safe_pawns = board.pieces(chess.PAWN, color) & safe
+    add("threats.safe_pawn", len(_pawn_attacks(safe_pawns, color) & non_pawn))
+    empty = ~chess.SquareSet(board.occupied)
+    shift = chess.shift_up if color else chess.shift_down
+    third = chess.BB_RANK_3 if color else chess.BB_RANK_6
+    pushes = chess.SquareSet(shift(board.pieces_mask(chess.PAWN, color))) & empty
+    pushes |= chess.SquareSet(shift(int(pushes & third))) & empty
+    pushes &= ~_attacks_by(board, them, chess.PAWN) & safe
+    add("threats.pawn_push", len(_pawn_attacks(pushes, color) & non_pawn))
+    queens = board.pieces(chess.QUEEN, them)
+    if len(queens) == 1:
+        queen = next(iter(queens))
+        safe = _mobility_area(board, color) - strongly
+        knight_hits = chess.SquareSet(chess.BB_KNIGHT_ATTACKS[queen])
+        add(
+            "threats.knight_on_queen",
+            len(_attacks_by(board, color, chess.KNIGHT) & knight_hits & safe),
+        )
+        occupied = board.occupied
+        rook_rays = chess.SquareSet(
+            chess.BB_RANK_ATTACKS[queen][chess.BB_RANK_MASKS[queen] & occupied]
+            | chess.BB_FILE_ATTACKS[queen][chess.BB_FILE_MASKS[queen] & occupied]
+        )
+        bishop_rays = chess.SquareSet(
+            chess.BB_DIAG_ATTACKS[queen][chess.BB_DIAG_MASKS[queen] & occupied]
+        )
+        sliders = (_attacks_by(board, color, chess.BISHOP) & bishop_rays) | (rooks & rook_rays)
+        add("threats.slider_on_queen", len(sliders & safe & our_twice))
 
-    counts["threats.pawn"] = len(attacked_by(chess.PAWN) & enemy(*_MOBILE))
-    counts["threats.minor"] = len(
-        attacked_by(chess.KNIGHT, chess.BISHOP) & enemy(chess.ROOK, chess.QUEEN)
+
+def _king(board: chess.Board, color: chess.Color) -> chess.Square:
+    king = board.king(color)
+    assert king is not None, "evaluation needs both kings"
+    return king
+
+
+def _attacks_by(
+    board: chess.Board, side: chess.Color, piece_type: chess.PieceType
+) -> chess.SquareSet:
+    """The squares ``side``'s men of ``piece_type`` attack."""
+    squares = chess.SquareSet()
+    for square in board.pieces(piece_type, side):
+        squares |= board.attacks(square)
+    return squares
+
+
+def _attacked(board: chess.Board, side: chess.Color, times: int) -> chess.SquareSet:
+    """The squares ``side`` attacks at least ``times`` times (pawns, pieces and king)."""
+    return chess.SquareSet(
+        square for square in chess.SQUARES if len(board.attackers(side, square)) >= times
     )
-    counts["threats.rook"] = len(attacked_by(chess.ROOK) & enemy(chess.QUEEN))
-    counts["threats.hanging"] = sum(
-        1
-        for square in enemy(chess.PAWN, *_MOBILE)
-        if board.is_attacked_by(color, square) and not board.is_attacked_by(not color, square)
-    )
+
+
+def _pawn_attacks(pawns: chess.SquareSet, color: chess.Color) -> chess.SquareSet:
+    squares = chess.SquareSet()
+    for square in pawns:
+        squares |= chess.BB_PAWN_ATTACKS[color][square]
+    return squares
 
 
 def features(board: chess.Board) -> dict[str, float]:

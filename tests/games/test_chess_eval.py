@@ -255,7 +255,22 @@ def all_feature_names() -> set[str]:
             names.add(f"passed.{phase}.r{rank}")
         names |= {f"passed.{phase}.king_them", f"passed.{phase}.king_us"}
         names |= {f"rook.{phase}.open_file", f"rook.{phase}.semi_open_file"}
-        names |= {f"threats.{phase}.{t}" for t in ("pawn", "minor", "rook", "hanging")}
+        names |= {
+            f"threats.{phase}.{by}.{letter}" for by in ("minor", "rook") for letter in "PNBRQ"
+        }
+        names |= {
+            f"threats.{phase}.{term}"
+            for term in (
+                "king",
+                "hanging",
+                "weak_queen_protection",
+                "restricted",
+                "safe_pawn",
+                "pawn_push",
+                "knight_on_queen",
+                "slider_on_queen",
+            )
+        }
     names |= {f"king.mg.{t}" for t in ("shield1", "shield2", "open_file", "attackers")}
     names |= {"king.mg.zone_attacks", "king.mg.danger"}
     return names
@@ -388,6 +403,10 @@ def test_king_safety_and_mobility_counts() -> None:
         "king.zone_attacks": 2,
         # 37 + 81 + 10 + 69·2 (attacks) + 185·2 (g2 and f2 weak) + 792 (a safe Ne2+):
         "king.danger": 1428**2 >> 13,
+        # g2-g3 is safe (f2 guards g3) and hits the knight and the queen:
+        "threats.pawn_push": 2,
+        # f2, g2, g3, g4: attacked by both, not strongly protected (h3 black attacks twice):
+        "threats.restricted": 4,
     }
     assert counts(fen, chess.BLACK) == {
         "material.P": 2,
@@ -398,16 +417,23 @@ def test_king_safety_and_mobility_counts() -> None:
         "pawns.isolated": 2,
         "king.shield1": 2,
         "king.open_file": 1,
+        "threats.minor.P": 1,  # the knight on the g2 pawn, which only the king guards
+        "threats.restricted": 2,  # f2 and g2 (white's pawns strongly protect g3, h3, g4)
     }
 
 
 def test_threat_counts() -> None:
-    """White's d5 pawn forks the c6 knight and the e6 rook, the g5 knight hits the e6 rook
-    and the f7 queen, the f1 rook looks up the f-file at that queen; black answers with the
-    h6 pawn (hitting the g5 knight) and the c6 knight (hitting the a5 pawn and the d4
-    bishop).  Hanging: none of black's pieces (the queen guards a7 and e6, the king guards the
-    queen, the rook guards c6); of white's, the a5 pawn and the d4 bishop (the knight hits
-    both) and the g5 knight (the h6 pawn hits it), none of them defended.
+    """Stockfish's threats, counted by hand.  Black *strongly protects* b6 and g5 (its pawns)
+    and the squares it attacks twice and white not (e7, d7, f8, e8, a7, d8, g6, e5), so its
+    *weak* men (attacked, not strongly protected) are the queen, the knight and the rook.
+    White's g5 knight hits the queen and the rook (``minor``), the f1 rook the queen
+    (``rook``); the queen and the rook are attacked twice (``hanging``), the rook only the
+    queen guards (``weak_queen_protection``).  The d5 pawn, which nothing attacks, hits the
+    knight and the rook (``safe_pawn``); a5-a6 hits no piece and d6 is not safe (the rook
+    hits it).  White's rook can reach f2, f3 and f6 on the queen's file, each defended twice
+    (``slider_on_queen``).  15 squares both attack that black does not strongly protect
+    (``restricted``).  Black's c6 knight hits the a5 pawn and the d4 bishop, weak (nothing
+    defends them), and the h6 pawn, safe, hits the g5 knight: three men hanging.
 
         . . . . k . . .
         p . . . . q . .
@@ -422,14 +448,50 @@ def test_threat_counts() -> None:
     white = counts(fen, chess.WHITE)
     black = counts(fen, chess.BLACK)
     assert {k: v for k, v in white.items() if k.startswith("threats.")} == {
-        "threats.pawn": 2,
-        "threats.minor": 2,
-        "threats.rook": 1,
+        "threats.minor.R": 1,
+        "threats.minor.Q": 1,
+        "threats.rook.Q": 1,
+        "threats.hanging": 2,
+        "threats.weak_queen_protection": 1,
+        "threats.restricted": 15,
+        "threats.safe_pawn": 2,
+        "threats.slider_on_queen": 3,
     }
     assert {k: v for k, v in black.items() if k.startswith("threats.")} == {
-        "threats.pawn": 1,
+        "threats.minor.P": 1,
+        "threats.minor.B": 1,
         "threats.hanging": 3,
+        "threats.restricted": 12,
+        "threats.safe_pawn": 1,
     }
+
+
+def test_threats_by_the_king_by_a_push_and_on_the_queen() -> None:
+    """White's king hits the f2 knight, which nothing defends (``king``, ``hanging``); c2-c3
+    is a safe push that hits the d4 knight (c2-c4 hits nothing); the e5 knight can go to c6
+    or f7, each attacked once by black and not strongly protected, to hit the lone queen
+    (``knight_on_queen``).
+
+        . . . q k . . .
+        . . . . . . . .
+        . . . . . . . .
+        . . . . N . . .
+        . . . n . . . .
+        . . . . . . . .
+        . . P . . n . .
+        . . . . . K . .
+    """
+    white = counts("3qk3/8/8/4N3/3n4/8/2P2n2/5K2 w - - 0 1", chess.WHITE)
+    terms = ("king", "hanging", "pawn_push", "knight_on_queen", "safe_pawn", "slider_on_queen")
+    assert {term: white.get(f"threats.{term}", 0) for term in terms} == {
+        "king": 1,
+        "hanging": 1,
+        "pawn_push": 1,
+        "knight_on_queen": 2,
+        "safe_pawn": 0,
+        "slider_on_queen": 0,
+    }
+    assert not any(name.startswith(("threats.minor", "threats.rook")) for name in white)
 
 
 def test_rook_files_bishop_pair_and_piece_mobility() -> None:
