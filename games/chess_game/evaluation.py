@@ -581,8 +581,8 @@ def _threats(  # noqa: PLR0913, PLR0917 - a native call with the attack maps in 
     classical's ``threats()``: minors on defended or weak men and rooks on weak ones by the
     victim's type, the king on a weak man, hanging men, weak men the queen alone guards,
     squares both sides attack (restricted), safe pawns and safe pawn pushes hitting pieces,
-    and knights and sliders that can hit the lone enemy queen next.  Docs/evaluation.md has
-    the definitions."""
+    and knights and sliders that can hit the lone enemy queen next (docs/evaluation.md has
+    the definitions)."""
     occ = boards.occupied
     pawns = boards.pawns
     kings = boards.kings
