@@ -232,8 +232,7 @@ def _king_danger(board: chess.Board, color: chess.Color) -> int:
     them = not color
     if not board.pieces(chess.QUEEN, them):
         return 0
-    king = board.king(color)
-    assert king is not None, "evaluation needs both kings"
+    king = _king(board, color)
     zone = board.attacks(king) | chess.SquareSet.from_square(king)
 
     their = {piece_type: _attacks_by(board, them, piece_type) for piece_type in _MOBILE}
@@ -301,8 +300,8 @@ def _count_rooks_and_bishops(
 def _count_threats(board: chess.Board, color: chess.Color, counts: dict[str, int]) -> None:
     """Stockfish 11 classical's threats of ``color`` on the enemy's men (the definitions:
     docs/evaluation.md): minors hitting defended or weak men and rooks hitting weak ones by
-    the victim's type, the king hitting a weak man, hanging men, weak men only the queen
-    guards, restricted squares, safe pawns and safe pawn pushes hitting pieces, and knights
+    the victim's type, the king hitting a weak man, hanging men, weak men the enemy queen
+    defends, restricted squares, safe pawns and safe pawn pushes hitting pieces, and knights
     and sliders that can hit the lone enemy queen next move."""
     them = not color
     their_men = chess.SquareSet(board.occupied_co[them])
@@ -312,16 +311,18 @@ def _count_threats(board: chess.Board, color: chess.Color, counts: dict[str, int
     their_all, their_twice = _attacked(board, them, 1), _attacked(board, them, 2)
     strongly = _attacks_by(board, them, chess.PAWN) | (their_twice - our_twice)
     weak = (their_men - kings - strongly) & our_all
-    minors = _attacks_by(board, color, chess.KNIGHT) | _attacks_by(board, color, chess.BISHOP)
-    rooks = _attacks_by(board, color, chess.ROOK)
+    minor_attacks = _attacks_by(board, color, chess.KNIGHT) | _attacks_by(
+        board, color, chess.BISHOP
+    )
+    rook_attacks = _attacks_by(board, color, chess.ROOK)
 
     def add(name: str, value: int) -> None:
         if value:
             counts[name] = counts.get(name, 0) + value
 
-    for square in (((non_pawn - kings) & strongly) | weak) & minors:
+    for square in (((non_pawn - kings) & strongly) | weak) & minor_attacks:
         add(f"threats.minor.{PIECE_LETTERS[board.piece_type_at(square) or 0]}", 1)
-    for square in weak & rooks:
+    for square in weak & rook_attacks:
         add(f"threats.rook.{PIECE_LETTERS[board.piece_type_at(square) or 0]}", 1)
     add("threats.king", int(bool(weak & board.attacks(_king(board, color)))))
     add("threats.hanging", len(weak & (~their_all | (non_pawn & our_twice))))
@@ -340,11 +341,11 @@ def _count_threats(board: chess.Board, color: chess.Color, counts: dict[str, int
     queens = board.pieces(chess.QUEEN, them)
     if len(queens) == 1:
         queen = next(iter(queens))
-        safe = _mobility_area(board, color) - strongly
+        open_squares = _mobility_area(board, color) - strongly
         knight_hits = chess.SquareSet(chess.BB_KNIGHT_ATTACKS[queen])
         add(
             "threats.knight_on_queen",
-            len(_attacks_by(board, color, chess.KNIGHT) & knight_hits & safe),
+            len(_attacks_by(board, color, chess.KNIGHT) & knight_hits & open_squares),
         )
         occupied = board.occupied
         rook_rays = chess.SquareSet(
@@ -354,8 +355,10 @@ def _count_threats(board: chess.Board, color: chess.Color, counts: dict[str, int
         bishop_rays = chess.SquareSet(
             chess.BB_DIAG_ATTACKS[queen][chess.BB_DIAG_MASKS[queen] & occupied]
         )
-        sliders = (_attacks_by(board, color, chess.BISHOP) & bishop_rays) | (rooks & rook_rays)
-        add("threats.slider_on_queen", len(sliders & safe & our_twice))
+        sliders = (_attacks_by(board, color, chess.BISHOP) & bishop_rays) | (
+            rook_attacks & rook_rays
+        )
+        add("threats.slider_on_queen", len(sliders & open_squares & our_twice))
 
 
 def _king(board: chess.Board, color: chess.Color) -> chess.Square:

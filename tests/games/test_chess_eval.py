@@ -89,6 +89,20 @@ def test_fast_evaluation_equals_the_feature_sum_on_random_positions() -> None:
     assert mismatches == []
 
 
+def test_the_routes_agree_with_every_weight_distinct_and_nonzero() -> None:
+    """A term the shipped table weighs 0 (``threats.eg.weak_queen_protection``, say) would hide
+    a disagreement between the routes: here every weight is a nonzero integer, drawn at random."""
+    rng = random.Random(11)
+    weights = {name: rng.choice((-1, 1)) * rng.randrange(1, 50) for name in all_feature_names()}
+    evaluator = LinearEvaluator(weights)
+    mismatches = []
+    for board in RANDOM[:120] + SUITES[:120]:
+        game = ChessGame(board, evaluator=evaluator)
+        if game.evaluate_uncached() != evaluator.evaluate(game.features()):
+            mismatches.append(board.fen())
+    assert mismatches == []
+
+
 def test_fast_evaluation_equals_the_feature_sum_on_suite_positions() -> None:
     assert len(SUITES) > 500
     mismatches = [
@@ -433,7 +447,8 @@ def test_threat_counts() -> None:
     hits it).  White's rook can reach f2, f3 and f6 on the queen's file, each defended twice
     (``slider_on_queen``).  15 squares both attack that black does not strongly protect
     (``restricted``).  Black's c6 knight hits the a5 pawn and the d4 bishop, weak (nothing
-    defends them), and the h6 pawn, safe, hits the g5 knight: three men hanging.
+    defends them), and the h6 pawn, safe, hits the g5 knight: three men hanging.  (White is
+    in check, which the counts do not look at; a king is never a weak man here.)
 
         . . . . k . . .
         p . . . . q . .

@@ -39,6 +39,8 @@ def source_evaluation() -> ModuleType:
         "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
         "6kq/5ppp/8/8/8/8/5PPP/B5KR b - - 0 1",
         "7B/8/8/2k5/8/8/8/N3K2Q w - - 0 1",
+        "k6r/8/8/8/8/8/8/B5K1 w - - 0 1",  # a threat on h8's man (its bit is the sign bit)
+        "k6q/8/8/4N3/8/8/8/K7 w - - 0 1",  # a lone queen on h8, a knight that can hit it
     ],
 )
 def test_source_and_compiled_evaluations_agree(source_evaluation: ModuleType, fen: str) -> None:
